@@ -1,0 +1,74 @@
+"""A Strands model that plays back scripted turns: no AWS, no network.
+
+Each turn is the list of Converse stream events one model call yields. The
+model records the messages of every call, so a test can check what the
+model was shown (a tool's result, a denial) without reading agent internals.
+"""
+
+import copy
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from strands.models import Model
+
+
+class ScriptedModel(Model):
+    def __init__(self, *turns: list[dict]) -> None:
+        self.turns = list(turns)
+        self.requests: list[list[dict]] = []
+
+    def update_config(self, **model_config: Any) -> None:
+        pass
+
+    def get_config(self) -> dict:
+        return {"model_id": "scripted"}
+
+    async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):
+        raise NotImplementedError("the scripted model plays back text and tool calls only")
+        yield  # pragma: no cover
+
+    async def stream(
+        self, messages, tool_specs=None, system_prompt=None, **kwargs
+    ) -> AsyncIterator[dict]:
+        self.requests.append(copy.deepcopy(messages))
+        if not self.turns:
+            raise AssertionError("the agent called the model more often than the test scripted")
+        for event in self.turns.pop(0):
+            yield event
+
+    def last_tool_results(self) -> list[dict]:
+        """The toolResult blocks of the newest message the model was sent."""
+        newest = self.requests[-1][-1]
+        return [block["toolResult"] for block in newest["content"] if "toolResult" in block]
+
+
+def reply(*chunks: str) -> list[dict]:
+    """A model turn that streams text, one delta per chunk, and ends the turn."""
+    deltas = [{"contentBlockDelta": {"delta": {"text": chunk}}} for chunk in chunks]
+    return [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockStart": {"start": {}}},
+        *deltas,
+        {"contentBlockStop": {}},
+        {"messageStop": {"stopReason": "end_turn"}},
+    ]
+
+
+def call(name: str, tool_use_id: str, **tool_input: Any) -> list[dict]:
+    """The content-block events of one tool call."""
+    return [
+        {"contentBlockStart": {"start": {"toolUse": {"name": name, "toolUseId": tool_use_id}}}},
+        {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(tool_input)}}}},
+        {"contentBlockStop": {}},
+    ]
+
+
+def use(*calls: list[dict]) -> list[dict]:
+    """A model turn that requests the given tool calls, all at once."""
+    blocks = [event for one_call in calls for event in one_call]
+    return [
+        {"messageStart": {"role": "assistant"}},
+        *blocks,
+        {"messageStop": {"stopReason": "tool_use"}},
+    ]
