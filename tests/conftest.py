@@ -1,0 +1,53 @@
+"""Render the template into temporary folders with copier's Python API."""
+
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from copier import run_copy
+
+TEMPLATE = Path(__file__).resolve().parent.parent
+
+TOGGLES = ("include_sample_tools", "include_image_generation")
+COMBINATIONS = [dict(zip(TOGGLES, values)) for values in itertools.product((True, False), repeat=2)]
+
+
+def combination_id(answers: dict) -> str:
+    return "-".join(f"{name.removeprefix('include_')}={'on' if on else 'off'}" for name, on in answers.items())
+
+
+def render(destination: Path, **answers) -> Path:
+    """Copy the template's working tree (HEAD plus local changes) with these answers."""
+    run_copy(
+        str(TEMPLATE),
+        destination,
+        data=answers,
+        defaults=True,
+        vcs_ref="HEAD",
+        quiet=True,
+    )
+    return destination
+
+
+def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """Run a command in a generated project, offline-safe, with the suite's Python."""
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    env.update(
+        AWS_EC2_METADATA_DISABLED="true",
+        UV_PYTHON=sys.executable,
+        UV_PYTHON_DOWNLOADS="never",
+    )
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A factory: render the template with the given answers."""
+
+    def make(**answers) -> Path:
+        return render(tmp_path / "project", **answers)
+
+    return make

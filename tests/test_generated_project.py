@@ -1,0 +1,45 @@
+"""The generated project passes its own checks: uv sync, ruff, and its tests."""
+
+import re
+
+import pytest
+from conftest import run
+
+pytestmark = pytest.mark.slow
+
+CASES = {
+    "defaults (every tool)": {},
+    "minimal agent": {"include_sample_tools": False, "include_image_generation": False},
+}
+
+
+@pytest.fixture(params=CASES.values(), ids=CASES.keys(), scope="module")
+def built(request, tmp_path_factory):
+    """A rendered project with its environment built by uv."""
+    from conftest import render
+
+    root = render(tmp_path_factory.mktemp("generated") / "agent", **request.param)
+    synced = run(["uv", "sync"], root)
+    assert synced.returncode == 0, synced.stderr
+    return root
+
+
+def test_ruff_check_passes_untouched(built):
+    result = run(["uv", "run", "--no-sync", "ruff", "check", "."], built)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_leaves_every_file_as_rendered(built):
+    result = run(["uv", "run", "--no-sync", "ruff", "format", "--check", "."], built)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_generated_test_suite_passes(built):
+    result = run(["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"], built)
+
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    summary = re.search(r"(\d+) passed", result.stdout)
+    assert summary and int(summary.group(1)) >= 30, result.stdout[-2000:]
+    assert "failed" not in result.stdout.splitlines()[-1]

@@ -1,0 +1,122 @@
+"""Rendering: every combination of the yes/no answers gives a complete project."""
+
+import py_compile
+import sys
+
+import pytest
+import yaml
+from conftest import COMBINATIONS, combination_id
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+JINJA_MARKERS = ("{{", "{%")
+
+
+def project_files(root):
+    return sorted(path for path in root.rglob("*") if path.is_file() and ".git" not in path.parts)
+
+
+@pytest.mark.parametrize("answers", COMBINATIONS, ids=combination_id)
+def test_no_jinja_is_left_in_any_path_or_file(project, answers):
+    root = project(**answers)
+
+    for path in project_files(root):
+        relative = str(path.relative_to(root))
+        assert not any(marker in relative for marker in JINJA_MARKERS), relative
+        text = path.read_text()
+        assert not any(marker in text for marker in JINJA_MARKERS), relative
+
+
+@pytest.mark.parametrize("answers", COMBINATIONS, ids=combination_id)
+def test_every_python_file_compiles(project, answers):
+    root = project(**answers)
+
+    for path in root.rglob("*.py"):
+        py_compile.compile(str(path), doraise=True)
+
+
+def test_defaults_give_an_agentcore_layout(project):
+    root = project()
+
+    for expected in (
+        "main.py",
+        "pyproject.toml",
+        "README.md",
+        ".gitignore",
+        ".copier-answers.yml",
+        "my_welt_agent/wire.py",
+        "my_welt_agent/model.py",
+        "my_welt_agent/gate.py",
+        "my_welt_agent/policy.py",
+        "my_welt_agent/tools/ask_human.py",
+        "tests/conftest.py",
+    ):
+        assert (root / expected).is_file(), expected
+    main = (root / "main.py").read_text()
+    assert "app = BedrockAgentCoreApp()" in main
+    assert 'if __name__ == "__main__":\n    app.run()' in main
+
+
+def test_answers_file_records_the_answers_for_update(project):
+    root = project(project_name="billing-bot", include_image_generation=False)
+
+    answers = yaml.safe_load((root / ".copier-answers.yml").read_text())
+
+    assert answers["project_name"] == "billing-bot"
+    assert answers["package_name"] == "billing_bot"
+    assert answers["agent_name"] == "BillingBot"
+    assert answers["include_image_generation"] is False
+    assert "_commit" in answers and "_src_path" in answers
+
+
+def test_minimal_agent_keeps_the_wire_the_gate_and_one_tool(project):
+    root = project(include_sample_tools=False, include_image_generation=False)
+    package = root / "my_welt_agent"
+
+    assert sorted(p.name for p in (package / "tools").glob("*.py")) == ["__init__.py", "ask_human.py"]
+    assert (package / "wire.py").is_file() and (package / "gate.py").is_file()
+    for path in [*package.rglob("*.py"), *(root / "tests").glob("*.py")]:
+        text = path.read_text()
+        assert "file_read" not in text and "generate_image" not in text, path
+
+
+def test_image_generation_off_removes_its_wiring(project):
+    root = project(include_image_generation=False)
+
+    for path in root.rglob("*.py"):
+        assert "generate_image" not in path.read_text(), path
+
+
+def test_answers_become_constants_in_one_settings_module(project):
+    root = project(
+        agent_name="Helper",
+        interrupt_prefix="helper",
+        model_id="us.anthropic.claude-sonnet-4-20250514-v1:0",
+    )
+
+    settings = (root / "my_welt_agent" / "settings.py").read_text()
+
+    assert 'AGENT_NAME = "Helper"' in settings
+    assert 'INTERRUPT_PREFIX = "helper"' in settings
+    assert '"us.anthropic.claude-sonnet-4-20250514-v1:0"' in settings
+
+
+def test_long_project_name_still_gives_a_valid_agent_name(project):
+    root = project(project_name="a-very-long-project-name-for-testing-limits")
+
+    answers = yaml.safe_load((root / ".copier-answers.yml").read_text())
+
+    assert answers["agent_name"] == "AVeryLongProjectNameFor"
+    assert len(answers["agent_name"]) == 23
+
+
+def test_description_with_quotes_keeps_pyproject_valid(project):
+    root = project(description='Says "hi" and \\o/', author='Ann "A" Example')
+
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+
+    assert pyproject["project"]["description"] == 'Says "hi" and \\o/'
+    assert pyproject["project"]["authors"] == [{"name": 'Ann "A" Example'}]
