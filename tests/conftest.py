@@ -11,8 +11,8 @@ from copier import run_copy
 
 TEMPLATE = Path(__file__).resolve().parent.parent
 
-TOGGLES = ("include_sample_tools", "include_image_generation")
-COMBINATIONS = [dict(zip(TOGGLES, values)) for values in itertools.product((True, False), repeat=2)]
+TOGGLES = ("include_sample_tools", "include_image_generation", "gate_unlisted_tools")
+COMBINATIONS = [dict(zip(TOGGLES, values)) for values in itertools.product((True, False), repeat=len(TOGGLES))]
 
 
 def combination_id(answers: dict) -> str:

@@ -9,7 +9,11 @@ pytestmark = pytest.mark.slow
 
 CASES = {
     "defaults (every tool)": {},
-    "minimal agent": {"include_sample_tools": False, "include_image_generation": False},
+    "minimal agent, unlisted tools allowed": {
+        "include_sample_tools": False,
+        "include_image_generation": False,
+        "gate_unlisted_tools": False,
+    },
 }
 
 

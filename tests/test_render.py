@@ -90,6 +90,15 @@ def test_image_generation_off_removes_its_wiring(project):
         assert "generate_image" not in path.read_text(), path
 
 
+@pytest.mark.parametrize("gated, unlisted", [(True, "ASK"), (False, "ALLOW")])
+def test_gate_unlisted_tools_sets_the_policy_default(project, gated, unlisted):
+    root = project(gate_unlisted_tools=gated)
+
+    policy = (root / "my_welt_agent" / "policy.py").read_text()
+
+    assert f"UNLISTED = {unlisted}\n" in policy
+
+
 def test_answers_become_constants_in_one_settings_module(project):
     root = project(
         agent_name="Helper",

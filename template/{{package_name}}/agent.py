@@ -5,26 +5,38 @@ from typing import Any
 
 from strands import Agent
 from strands.models import Model
+from strands.tools.executors import ConcurrentToolExecutor
 
-from .gate import ApprovalGate
+from .gate import ApprovalGate, hand_consent_to_gate
 from .settings import AGENT_NAME, SYSTEM_PROMPT
+from .tool_results import ToolResults
 from .tools import TOOLS
 
 
 def build_agent(
-    model: Model, history: list[dict] | None = None, tools: Sequence[Any] = TOOLS
+    model: Model,
+    history: list[dict] | None = None,
+    tools: Sequence[Any] = TOOLS,
+    *,
+    gate: ApprovalGate | None = None,
+    tool_executor: Any = None,
 ) -> Agent:
     """A fresh agent for one Slack thread, seeded with the thread so far.
 
-    callback_handler=None keeps Strands from printing the stream to stdout;
+    Tools run concurrently (Strands' default), so every gated call of one
+    model turn asks in the same stop and Welt shows the questions together;
+    ToolResults keeps the executor from losing a cancelled tool's result.
+    callback_handler=None keeps Strands from printing the stream to stdout:
     the wire is the only place the reply goes.
     """
+    hand_consent_to_gate(tools)
     return Agent(
         name=AGENT_NAME,
         model=model,
         messages=history or [],
         tools=list(tools),
         system_prompt=SYSTEM_PROMPT,
-        plugins=[ApprovalGate()],
+        plugins=[ToolResults(), gate or ApprovalGate()],
+        tool_executor=tool_executor or ConcurrentToolExecutor(),
         callback_handler=None,
     )

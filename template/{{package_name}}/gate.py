@@ -6,16 +6,21 @@ gated from outside, here, before they run. policy.py says which calls wait.
 
 Strands' stock steering is not safe for approvals in a shared Slack thread:
 it runs the tool when the handler raises, treats any truthy answer (even
-"no") as approval, and names its interrupts without the project prefix. The
-hook below replaces the stock one to close those gaps.
+"no") as approval, names its interrupts without the project prefix, and
+lets a later hook change the input after the human approved it. The hook
+below replaces the stock one and closes each of those gaps.
 """
 
+import hashlib
 import json
 import logging
+import os
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from strands.hooks import BeforeToolCallEvent
 from strands.plugins import hook
+from strands.types.tools import AgentTool
 from strands.vended_plugins.steering import (
     Guide,
     Interrupt,
@@ -25,8 +30,9 @@ from strands.vended_plugins.steering import (
 )
 
 from .interrupt_names import gate_interrupt_name
-from .policy import ALLOW, decision_for
+from .policy import ALLOW, ASK, decision_for
 from .settings import AGENT_NAME
+from .tool_results import ToolWrapper, error_result, refusal
 
 logger = logging.getLogger(__name__)
 
@@ -34,11 +40,36 @@ logger = logging.getLogger(__name__)
 # can stop together, so each shows at most this much of its arguments.
 MAX_SHOWN_ARGUMENTS = 2_500
 
+# strands-tools that ask for consent on standard input unless
+# BYPASS_TOOL_CONSENT=true. Nobody can type into the process from Slack.
+STDIO_CONSENT_TOOLS = frozenset(
+    {
+        "cron",
+        "editor",
+        "environment",
+        "file_write",
+        "http_request",
+        "load_tool",
+        "mem0_memory",
+        "memory",
+        "python_repl",
+        "shell",
+        "use_aws",
+        "use_computer",
+    }
+)
+
 
 class ApprovalGate(SteeringHandler):
     """Asks a human before any call that policy.py marks ASK."""
 
     name = "approval-gate"
+
+    def __init__(self) -> None:
+        super().__init__()
+        # The input each pending question showed, by toolUseId: the resumed
+        # pass must run exactly that input, or nothing.
+        self._shown: dict[str, str] = {}
 
     async def steer_before_tool(
         self, *, agent: Any, tool_use: dict, **kwargs: Any
@@ -52,6 +83,7 @@ class ApprovalGate(SteeringHandler):
         """Decide one call; anything but a clear approval keeps it from running."""
         tool_use = event.tool_use
         tool_name = tool_use["name"]
+        call_id = tool_use["toolUseId"]
         try:
             action = await self.steer_before_tool(agent=event.agent, tool_use=tool_use)
         except Exception as error:
@@ -67,11 +99,40 @@ class ApprovalGate(SteeringHandler):
         if isinstance(action, Guide):
             event.cancel_tool = action.reason
             return
-        answer = event.interrupt(
-            gate_interrupt_name(tool_name, tool_use["toolUseId"]), reason=action.reason
-        )
+
+        shown = self._shown.setdefault(call_id, fingerprint(tool_use.get("input")))
+        answer = event.interrupt(gate_interrupt_name(tool_name, call_id), reason=action.reason)
+        del self._shown[call_id]
         if answer is not True:
             event.cancel_tool = refusal("approval-denied", _denial_message(tool_name, answer))
+        elif fingerprint(tool_use.get("input")) != shown:
+            event.cancel_tool = refusal("approval-input-changed", _changed_message(tool_name))
+        elif event.selected_tool is not None:
+            event.selected_tool = _ApprovedCall(event.selected_tool, call_id, shown)
+
+
+class _ApprovedCall(ToolWrapper):
+    """One approved call: runs once, for its own toolUseId, with the input shown.
+
+    Checked when the tool runs, after every other hook has had its turn, so
+    neither a rewritten input nor a replay for another call gets through.
+    """
+
+    def __init__(self, tool: AgentTool, call_id: str, approved_input: str) -> None:
+        super().__init__(tool)
+        self._call_id = call_id
+        self._approved_input = approved_input
+        self._used = False
+
+    async def stream(self, tool_use: Any, invocation_state: Any, **kwargs: Any) -> AsyncIterator:
+        same_call = tool_use.get("toolUseId") == self._call_id and not self._used
+        if not same_call or fingerprint(tool_use.get("input")) != self._approved_input:
+            message = _changed_message(self.tool_name)
+            yield error_result(tool_use, "approval-input-changed", message)
+            return
+        self._used = True
+        async for event in self.wrapped.stream(tool_use, invocation_state, **kwargs):
+            yield event
 
 
 def describe_call(tool_use: dict) -> str:
@@ -89,12 +150,49 @@ def describe_call(tool_use: dict) -> str:
     )
 
 
-def refusal(kind: str, message: str) -> str:
-    """A tool result the model can act on, not a stack trace."""
-    return json.dumps({"error": {"kind": kind, "message": message}})
+def fingerprint(tool_input: Any) -> str:
+    """A digest of the whole input, clipped or not, to compare what ran with what was shown."""
+    canonical = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def hand_consent_to_gate(tools: Iterable[Any]) -> None:
+    """Let the gate, not a stdio prompt, ask for consent; refuse to do half of it.
+
+    Setting BYPASS_TOOL_CONSENT silences the prompts of every consent tool in
+    the process, so it is set only when each such tool the agent has waits
+    for approval here; an ungated one is an error at start-up.
+    """
+    names = {_tool_name(tool) for tool in tools} & STDIO_CONSENT_TOOLS
+    ungated = sorted(name for name in names if decision_for(name) != ASK)
+    if ungated:
+        raise ValueError(
+            f"{', '.join(ungated)} would ask for consent on standard input, which Slack "
+            "cannot answer; mark them ASK in policy.py so the gate asks instead"
+        )
+    if names:
+        os.environ["BYPASS_TOOL_CONSENT"] = "true"
+
+
+def _tool_name(tool: Any) -> str:
+    """The name of a decorated tool, an AgentTool, or a strands-tools module."""
+    name = getattr(tool, "tool_name", None)
+    if isinstance(name, str):
+        return name
+    spec = getattr(tool, "TOOL_SPEC", None)
+    if isinstance(spec, dict):
+        return spec.get("name", "")
+    return getattr(tool, "__name__", "").rsplit(".", 1)[-1]
 
 
 def _denial_message(tool_name: str, answer: Any) -> str:
     if isinstance(answer, str) and answer.strip():
         return f"The human did not approve {tool_name} and wrote: {answer.strip()}"
     return f"The human did not approve {tool_name}; it did not run."
+
+
+def _changed_message(tool_name: str) -> str:
+    return (
+        f"{tool_name} did not run: its input changed after the human approved it, "
+        "and an approval covers only the input shown."
+    )

@@ -14,6 +14,7 @@ checks below close those gaps before the adapter's decoders run.
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from welt_io_strands import (
     decode_messages,
     renderable_events,
 )
+
+from .tool_results import error_kind
 
 # AgentCore caps one stream chunk at 10 MB; a file event carries base64
 # (4/3 of the raw size) plus its name, so about 7 MB of raw file fits.
@@ -38,6 +41,7 @@ _MEDIA_FORMATS = {
 _FORGED_BLOCKS = {"toolUse", "toolResult"}
 _DOCUMENT_NAME = re.compile(r"[0-9A-Za-z()\[\] -]{1,200}")
 _ANSWER_SOURCES = {"option", "input"}
+_TOLD_TO_THE_HUMAN = {"approval-input-changed", "gate-failed"}
 
 
 class WireError(ValueError):
@@ -98,7 +102,7 @@ async def outbound_events(
     here. A file too large for one stream chunk is replaced by a message
     saying why, so the stream goes on instead of failing at AgentCore.
     """
-    async for event in renderable_events(stream, agent=agent, files_from=files_from):
+    async for event in renderable_events(_with_notices(stream), agent=agent, files_from=files_from):
         tool_use = event.get("current_tool_use")
         if tool_use is not None:
             yield {
@@ -117,6 +121,19 @@ async def outbound_events(
                 )
             }
             continue
+        yield event
+
+
+async def _with_notices(stream: AsyncIterator[dict]) -> AsyncIterator[dict]:
+    """Tell the human, not only the model, when the gate refused an approved call."""
+    async for event in stream:
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            result = block.get("toolResult") if isinstance(block, dict) else None
+            if result is not None and error_kind(result) in _TOLD_TO_THE_HUMAN:
+                notice = json.loads(result["content"][0]["text"])["error"]["message"]
+                yield {"data": f"\n\n_{notice}_\n\n"}
         yield event
 
 
@@ -207,7 +224,17 @@ def _read_resume(responses: Any) -> Resume:
 
 
 def _answer_value(interrupt_id: str, answer: Any) -> Any:
-    """The value a human chose; Welt before v0.7 sent it bare."""
+    """The value a human chose; Welt before v0.7 sent it bare.
+
+    Strands reads a None response as "not answered yet" and would ask the
+    same question again, so a JSON null answer is passed on as the text
+    "null": an answer the gate and the tools see, and refuse.
+    """
+    value = _unwrapped(interrupt_id, answer)
+    return "null" if value is None else value
+
+
+def _unwrapped(interrupt_id: str, answer: Any) -> Any:
     if not isinstance(answer, dict):
         return answer
     unknown = set(answer) - {"value", "source"}
