@@ -41,11 +41,15 @@ class Conversations:
         new_model: Callable[[], Model],
         new_agent: Callable[[Model, list[dict]], Agent] = build_agent,
         max_pending: int = 100,
+        files_from: set[str] = FILES_FROM,
     ) -> None:
         self._new_model = new_model
         self._new_agent = new_agent
+        self._files_from = files_from
         self._max_pending = max_pending
         self._pending: OrderedDict[str, _PendingRun] = OrderedDict()
+        # Sessions whose run was dropped for room, so a late answer hears why.
+        self._evicted: OrderedDict[str, None] = OrderedDict()
 
     async def respond(self, payload: Any, session_id: str | None) -> AsyncIterator[dict]:
         """Run a turn or resume an interrupted run; failures end in an `error` event."""
@@ -60,6 +64,12 @@ class Conversations:
         if isinstance(request, Resume):
             run = self._pending.get(session_id)
             problem = _resume_problem(run, request)
+            if run is None and session_id in self._evicted:
+                problem = (
+                    "Cannot resume: this thread's question waited too long and was dropped "
+                    f"(the agent keeps at most {self._max_pending} waiting runs). "
+                    "Send a new message instead."
+                )
             if problem:
                 yield error_event(problem)
                 return
@@ -68,6 +78,7 @@ class Conversations:
         else:
             # A new message in the thread supersedes any question still open.
             self._pending.pop(session_id, None)
+            self._evicted.pop(session_id, None)
             agent, prompt = self._new_agent(self._new_model(), request.history), request.prompt
 
         async for event in self._stream(agent, prompt, session_id):
@@ -89,7 +100,7 @@ class Conversations:
             async with (
                 aclosing(agent.stream_async(prompt)) as raw,
                 aclosing(keep_if_interrupted(raw)) as kept,
-                aclosing(outbound_events(kept, agent, FILES_FROM)) as events,
+                aclosing(outbound_events(kept, agent, self._files_from)) as events,
             ):
                 async for event in events:
                     yield event
@@ -104,6 +115,9 @@ class Conversations:
         while len(self._pending) > self._max_pending:
             evicted, _ = self._pending.popitem(last=False)
             logger.warning("dropped the interrupted run of session %s to make room", evicted)
+            self._evicted[evicted] = None
+            while len(self._evicted) > self._max_pending:
+                self._evicted.popitem(last=False)
 
 
 def _resume_problem(run: _PendingRun | None, request: Resume) -> str | None:

@@ -1,8 +1,9 @@
 """A Strands model that plays back scripted turns: no AWS, no network.
 
-Each turn is the list of Converse stream events one model call yields. The
-model records the messages of every call, so a test can check what the
-model was shown (a tool's result, a denial) without reading agent internals.
+Strands ships no fake model, and a test or a rehearsal that needs Bedrock
+cannot run offline. Each turn is the list of Converse stream events one
+model call yields; the model records the messages of every call, so a test
+can check what the model was shown (a tool's result, a denial).
 """
 
 import copy
@@ -14,6 +15,8 @@ from strands.models import Model
 
 
 class ScriptedModel(Model):
+    """Plays the given turns in order, one per model call."""
+
     def __init__(self, *turns: list[dict]) -> None:
         self.turns = list(turns)
         self.requests: list[list[dict]] = []
@@ -32,10 +35,13 @@ class ScriptedModel(Model):
         self, messages, tool_specs=None, system_prompt=None, **kwargs
     ) -> AsyncIterator[dict]:
         self.requests.append(copy.deepcopy(messages))
-        if not self.turns:
-            raise AssertionError("the agent called the model more often than the test scripted")
-        for event in self.turns.pop(0):
+        for event in self.next_turn(messages):
             yield event
+
+    def next_turn(self, messages: list[dict]) -> list[dict]:
+        if not self.turns:
+            raise RuntimeError("the scripted model has no turns left")
+        return self.turns.pop(0)
 
     def last_tool_results(self) -> list[dict]:
         """The toolResult blocks of the newest message the model was sent."""
@@ -64,11 +70,19 @@ def call(name: str, tool_use_id: str, **tool_input: Any) -> list[dict]:
     ]
 
 
-def use(*calls: list[dict]) -> list[dict]:
-    """A model turn that requests the given tool calls, all at once."""
+def use(*calls: list[dict], before: str = "") -> list[dict]:
+    """A model turn that requests the given tool calls, all at once, after optional text."""
+    text = []
+    if before:
+        text = [
+            {"contentBlockStart": {"start": {}}},
+            {"contentBlockDelta": {"delta": {"text": before}}},
+            {"contentBlockStop": {}},
+        ]
     blocks = [event for one_call in calls for event in one_call]
     return [
         {"messageStart": {"role": "assistant"}},
+        *text,
         *blocks,
         {"messageStop": {"stopReason": "tool_use"}},
     ]
