@@ -57,7 +57,8 @@ def test_defaults_give_an_agentcore_layout(project):
         assert (root / expected).is_file(), expected
     main = (root / "main.py").read_text()
     assert "app = BedrockAgentCoreApp()" in main
-    assert 'if __name__ == "__main__":\n    app.run()' in main
+    assert 'if __name__ == "__main__":' in main
+    assert "app.run(port=PORT)" in main
 
 
 def test_answers_file_records_the_answers_for_update(project):
