@@ -77,7 +77,8 @@ def test_minimal_agent_keeps_the_wire_the_gate_and_one_tool(project):
     root = project(include_sample_tools=False, include_image_generation=False)
     package = root / "my_welt_agent"
 
-    assert sorted(p.name for p in (package / "tools").glob("*.py")) == ["__init__.py", "ask_human.py"]
+    tool_modules = sorted(p.name for p in (package / "tools").glob("*.py"))
+    assert tool_modules == ["__init__.py", "ask_human.py", "prebuilt.py"]
     assert (package / "wire.py").is_file() and (package / "gate.py").is_file()
     for path in [*package.rglob("*.py"), *(root / "tests").glob("*.py")]:
         text = path.read_text()

@@ -8,7 +8,8 @@ from strands.models import Model
 from strands.tools.executors import ConcurrentToolExecutor
 
 from .gate import ApprovalGate, hand_consent_to_gate
-from .settings import AGENT_NAME, SYSTEM_PROMPT
+from .prompt import SYSTEM_PROMPT
+from .settings import AGENT_NAME
 from .tool_results import ToolResults
 from .tools import TOOLS
 
