@@ -1,7 +1,9 @@
 """Render the template into temporary folders with copier's Python API."""
 
+import glob
 import itertools
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +53,20 @@ def project(tmp_path):
         return render(tmp_path / "project", **answers)
 
     return make
+
+
+def python_for(version: str) -> str:
+    """An installed interpreter for a Python version, or skip the test saying which."""
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    pytest.skip(f"Python {version} is not installed on this machine")
+
+
+def run_in(command: list[str], cwd: Path, python: str) -> subprocess.CompletedProcess:
+    """Like run, but with uv pinned to the given interpreter."""
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    env.update(AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never")
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)

@@ -6,10 +6,11 @@ resume an interrupted run). A payload that departs from the contract is
 refused here with a WireError naming the problem; nothing smaller, emptier
 or half-decoded ever reaches the model.
 
-welt-io-strands 0.4 decodes leniently: it rebuilds forged `toolUse` and
-`toolResult` blocks into history, turns bad base64 into garbage bytes, and
-hands Welt v0.7's `{"value", "source"}` answers to tools unchanged. The
-checks below close those gaps before the adapter's decoders run.
+welt-io-strands 0.4 (the newest release for Python 3.10 and 3.11) decodes
+leniently: it rebuilds forged `toolUse` and `toolResult` blocks into
+history, turns bad base64 into garbage bytes, and hands Welt v0.7's
+`{"value", "source"}` answers to tools unchanged. The checks below close
+those gaps whichever adapter release is installed.
 """
 
 import base64
@@ -21,11 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strands import Agent
-from welt_io_strands import (
-    decode_interrupt_responses,
-    decode_messages,
-    renderable_events,
-)
+from welt_io_strands import decode_messages, renderable_events
 
 from .tool_results import error_kind
 
@@ -63,8 +60,16 @@ class Resume:
     answers: dict[str, Any]
 
     def strands_input(self) -> list[dict]:
-        """The interruptResponse items that Agent.stream_async resumes from."""
-        return decode_interrupt_responses(self.answers)
+        """The interruptResponse items that Agent.stream_async resumes from.
+
+        Built here rather than by the adapter: welt-io-strands 0.4 takes bare
+        answers and 0.10 takes Welt's envelopes, and Strands' own shape is
+        the one thing both sides agree on.
+        """
+        return [
+            {"interruptResponse": {"interruptId": interrupt_id, "response": value}}
+            for interrupt_id, value in self.answers.items()
+        ]
 
 
 def read_request(payload: Any) -> Turn | Resume:

@@ -1,0 +1,73 @@
+"""Declared floors are tested claims: the generated suite passes at both ends of each range.
+
+The floor environment is resolved with uv's lowest-direct resolution on the
+lowest supported Python, the latest with every release upgraded on the
+highest; the test reads the installed metadata to prove each ran where it
+says.
+"""
+
+import json
+import re
+import shutil
+
+import pytest
+from conftest import python_for, render, run_in
+
+pytestmark = pytest.mark.slow
+
+PINNED = ("strands-agents", "strands-agents-tools", "welt-io-strands", "bedrock-agentcore")
+STRANDS_FLOOR = "1.30.0"  # strands.vended_plugins.steering and Agent(plugins=...) arrived here
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    return render(tmp_path_factory.mktemp("compat") / "agent")
+
+
+def declared_floors(project) -> dict[str, str]:
+    text = (project / "pyproject.toml").read_text()
+    return dict(re.findall(r'"([a-z-]+)>=([0-9.]+)"', text.split("[dependency-groups]")[0]))
+
+
+def installed(project, python) -> dict[str, str]:
+    listed = run_in(["uv", "pip", "list", "--format", "json"], project, python)
+    assert listed.returncode == 0, listed.stderr
+    return {entry["name"]: entry["version"] for entry in json.loads(listed.stdout)}
+
+
+def environment(rendered, tmp_path, python, *sync_options):
+    project = tmp_path / "agent"
+    shutil.copytree(rendered, project)
+    synced = run_in(["uv", "sync", *sync_options], project, python)
+    assert synced.returncode == 0, synced.stderr
+    return project
+
+
+def assert_suite_passes(project, python):
+    result = run_in(["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"], project, python)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+def test_strands_floor_is_the_release_with_vended_steering(rendered):
+    assert declared_floors(rendered)["strands-agents"] == STRANDS_FLOOR
+
+
+def test_generated_suite_passes_at_the_floors_on_the_lowest_python(rendered, tmp_path):
+    python = python_for("3.10")
+    project = environment(rendered, tmp_path, python, "--resolution", "lowest-direct")
+
+    versions = installed(project, python)
+    floors = declared_floors(project)
+    assert {name: versions[name] for name in PINNED} == {name: floors[name] for name in PINNED}
+    assert_suite_passes(project, python)
+
+
+def test_generated_suite_passes_at_the_newest_releases_on_the_highest_python(rendered, tmp_path):
+    python = python_for("3.13")
+    project = environment(rendered, tmp_path, python, "--upgrade")
+
+    outdated = run_in(["uv", "pip", "list", "--outdated", "--format", "json"], project, python)
+    assert outdated.returncode == 0, outdated.stderr
+    behind = {entry["name"] for entry in json.loads(outdated.stdout)} & set(PINNED)
+    assert behind == set(), f"not at the newest release: {behind}"
+    assert_suite_passes(project, python)

@@ -1,0 +1,75 @@
+"""CI workflows: valid against GitHub's workflow schema, hardened, secret-free."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import TEMPLATE
+
+GENERATED = "generated project"
+TEMPLATE_REPO = "template repository"
+
+
+@pytest.fixture(params=[GENERATED, TEMPLATE_REPO])
+def workflow(request, project):
+    if request.param == GENERATED:
+        return project() / ".github" / "workflows" / "ci.yml"
+    return TEMPLATE / ".github" / "workflows" / "ci.yml"
+
+
+def load(path: Path) -> dict:
+    # PyYAML reads the bare key `on` as True.
+    data = yaml.safe_load(path.read_text())
+    data["on"] = data.pop(True)
+    return data
+
+
+def test_workflow_matches_the_github_workflow_schema(workflow):
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(workflow),
+        ],
+        capture_output=True,
+        text=True,
+    )
+
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_workflow_grants_nothing_by_default_and_only_reads_per_job(workflow):
+    data = load(workflow)
+
+    assert data["permissions"] == {}
+    for name, job in data["jobs"].items():
+        assert job.get("permissions") == {"contents": "read"}, name
+
+
+def test_superseded_runs_are_cancelled(workflow):
+    concurrency = load(workflow)["concurrency"]
+
+    assert concurrency["cancel-in-progress"] is True
+    assert "github.ref" in concurrency["group"]
+
+
+def test_workflow_uses_no_secrets_and_keeps_no_checkout_credentials(workflow):
+    text = workflow.read_text()
+
+    assert "secrets." not in text
+    for job in load(workflow)["jobs"].values():
+        for step in job["steps"]:
+            if step.get("uses", "").startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False
+
+
+def test_generated_matrix_covers_floor_and_latest_on_lowest_and_highest_python(project):
+    matrix = load(project() / ".github" / "workflows" / "ci.yml")["jobs"]["test"]["strategy"]["matrix"]
+
+    assert matrix["python"] == ["3.10", "3.13"]
+    assert {"floor", "latest"} <= set(matrix["dependencies"])
