@@ -14,11 +14,17 @@ from copier import run_copy
 TEMPLATE = Path(__file__).resolve().parent.parent
 
 TOGGLES = ("include_sample_tools", "include_image_generation", "gate_unlisted_tools")
-COMBINATIONS = [dict(zip(TOGGLES, values)) for values in itertools.product((True, False), repeat=len(TOGGLES))]
+COMBINATIONS = [
+    dict(zip(TOGGLES, values))
+    for values in itertools.product((True, False), repeat=len(TOGGLES))
+]
 
 
 def combination_id(answers: dict) -> str:
-    return "-".join(f"{name.removeprefix('include_')}={'on' if on else 'off'}" for name, on in answers.items())
+    return "-".join(
+        f"{name.removeprefix('include_')}={'on' if on else 'off'}"
+        for name, on in answers.items()
+    )
 
 
 def render(destination: Path, **answers) -> Path:
@@ -42,7 +48,9 @@ def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
         UV_PYTHON=sys.executable,
         UV_PYTHON_DOWNLOADS="never",
     )
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture
@@ -58,9 +66,16 @@ def project(tmp_path):
 def python_for(version: str) -> str:
     """An installed interpreter for a Python version, or skip the test saying which."""
     candidates = [shutil.which(f"python{version}")]
-    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
+    candidates += sorted(
+        glob.glob(
+            os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")
+        )
+    )
     for candidate in filter(None, candidates):
-        if subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+        if (
+            subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode
+            == 0
+        ):
             return candidate
     pytest.skip(f"Python {version} is not installed on this machine")
 
@@ -68,5 +83,9 @@ def python_for(version: str) -> str:
 def run_in(command: list[str], cwd: Path, python: str) -> subprocess.CompletedProcess:
     """Like run, but with uv pinned to the given interpreter."""
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    env.update(AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never")
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    env.update(
+        AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never"
+    )
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )

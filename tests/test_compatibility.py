@@ -15,8 +15,15 @@ from conftest import python_for, render, run_in
 
 pytestmark = pytest.mark.slow
 
-PINNED = ("strands-agents", "strands-agents-tools", "welt-io-strands", "bedrock-agentcore")
-STRANDS_FLOOR = "1.30.0"  # strands.vended_plugins.steering and Agent(plugins=...) arrived here
+PINNED = (
+    "strands-agents",
+    "strands-agents-tools",
+    "welt-io-strands",
+    "bedrock-agentcore",
+)
+STRANDS_FLOOR = (
+    "1.30.0"  # strands.vended_plugins.steering and Agent(plugins=...) arrived here
+)
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +33,26 @@ def rendered(tmp_path_factory):
 
 def declared_floors(project) -> dict[str, str]:
     text = (project / "pyproject.toml").read_text()
-    return dict(re.findall(r'"([a-z-]+)>=([0-9.]+)"', text.split("[dependency-groups]")[0]))
+    return dict(
+        re.findall(r'"([a-z-]+)>=([0-9.]+)"', text.split("[dependency-groups]")[0])
+    )
+
+
+def pip_list(project, python, *options) -> list[dict]:
+    """uv pip list for the project's own environment, not the bare interpreter."""
+    venv_python = str(project / ".venv" / "bin" / "python")
+    listed = run_in(
+        ["uv", "pip", "list", "--python", venv_python, *options], project, python
+    )
+    assert listed.returncode == 0, listed.stderr
+    return json.loads(listed.stdout)
 
 
 def installed(project, python) -> dict[str, str]:
-    listed = run_in(["uv", "pip", "list", "--format", "json"], project, python)
-    assert listed.returncode == 0, listed.stderr
-    return {entry["name"]: entry["version"] for entry in json.loads(listed.stdout)}
+    return {
+        entry["name"]: entry["version"]
+        for entry in pip_list(project, python, "--format", "json")
+    }
 
 
 def environment(rendered, tmp_path, python, *sync_options):
@@ -44,7 +64,11 @@ def environment(rendered, tmp_path, python, *sync_options):
 
 
 def assert_suite_passes(project, python):
-    result = run_in(["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"], project, python)
+    result = run_in(
+        ["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"],
+        project,
+        python,
+    )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
@@ -58,16 +82,21 @@ def test_generated_suite_passes_at_the_floors_on_the_lowest_python(rendered, tmp
 
     versions = installed(project, python)
     floors = declared_floors(project)
-    assert {name: versions[name] for name in PINNED} == {name: floors[name] for name in PINNED}
+    assert {name: versions[name] for name in PINNED} == {
+        name: floors[name] for name in PINNED
+    }
     assert_suite_passes(project, python)
 
 
-def test_generated_suite_passes_at_the_newest_releases_on_the_highest_python(rendered, tmp_path):
+def test_generated_suite_passes_at_the_newest_releases_on_the_highest_python(
+    rendered, tmp_path
+):
     python = python_for("3.13")
     project = environment(rendered, tmp_path, python, "--upgrade")
 
-    outdated = run_in(["uv", "pip", "list", "--outdated", "--format", "json"], project, python)
-    assert outdated.returncode == 0, outdated.stderr
-    behind = {entry["name"] for entry in json.loads(outdated.stdout)} & set(PINNED)
+    versions = installed(project, python)
+    assert set(PINNED) <= set(versions)
+    outdated = pip_list(project, python, "--outdated", "--format", "json")
+    behind = {entry["name"] for entry in outdated} & set(PINNED)
     assert behind == set(), f"not at the newest release: {behind}"
     assert_suite_passes(project, python)

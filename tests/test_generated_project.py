@@ -41,7 +41,9 @@ def test_ruff_format_leaves_every_file_as_rendered(built):
 
 
 def test_generated_test_suite_passes(built):
-    result = run(["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"], built)
+    result = run(
+        ["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"], built
+    )
 
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     summary = re.search(r"(\d+) passed", result.stdout)

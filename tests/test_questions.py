@@ -5,19 +5,51 @@ from conftest import render
 
 BAD_ANSWERS = {
     "project name with spaces": ("project_name", "My Agent", "project_name must be"),
-    "project name with a trailing hyphen": ("project_name", "agent-", "project_name must be"),
+    "project name with a trailing hyphen": (
+        "project_name",
+        "agent-",
+        "project_name must be",
+    ),
     "agent name with a hyphen": ("agent_name", "my-agent", "agent_name must match"),
     "agent name too long": ("agent_name", "A" * 24, "agent_name must match"),
-    "agent name starting with a digit": ("agent_name", "1agent", "agent_name must match"),
-    "package name not an identifier": ("package_name", "my-agent", "package_name must be"),
+    "agent name starting with a digit": (
+        "agent_name",
+        "1agent",
+        "agent_name must match",
+    ),
+    "package name not an identifier": (
+        "package_name",
+        "my-agent",
+        "package_name must be",
+    ),
     "package name is a keyword": ("package_name", "class", "is a Python keyword"),
     "package name shadows strands": ("package_name", "strands", "would shadow"),
-    "package name shadows strands_tools": ("package_name", "strands_tools", "would shadow"),
-    "package name shadows welt_io_strands": ("package_name", "welt_io_strands", "would shadow"),
-    "package name shadows bedrock_agentcore": ("package_name", "bedrock_agentcore", "would shadow"),
+    "package name shadows strands_tools": (
+        "package_name",
+        "strands_tools",
+        "would shadow",
+    ),
+    "package name shadows welt_io_strands": (
+        "package_name",
+        "welt_io_strands",
+        "would shadow",
+    ),
+    "package name shadows bedrock_agentcore": (
+        "package_name",
+        "bedrock_agentcore",
+        "would shadow",
+    ),
     "package name shadows main.py": ("package_name", "main", "would shadow"),
-    "interrupt prefix with capitals": ("interrupt_prefix", "MyAgent", "interrupt_prefix must be"),
-    "interrupt prefix with underscores": ("interrupt_prefix", "my_agent", "interrupt_prefix must be"),
+    "interrupt prefix with capitals": (
+        "interrupt_prefix",
+        "MyAgent",
+        "interrupt_prefix must be",
+    ),
+    "interrupt prefix with underscores": (
+        "interrupt_prefix",
+        "my_agent",
+        "interrupt_prefix must be",
+    ),
     "empty description": ("description", "   ", "description must not be empty"),
     "empty author": ("author", "", "author must not be empty"),
     "python too old": ("python_version", "3.9", "python_version"),
@@ -25,7 +57,9 @@ BAD_ANSWERS = {
 }
 
 
-@pytest.mark.parametrize("question, answer, message", BAD_ANSWERS.values(), ids=BAD_ANSWERS.keys())
+@pytest.mark.parametrize(
+    "question, answer, message", BAD_ANSWERS.values(), ids=BAD_ANSWERS.keys()
+)
 def test_bad_answer_is_refused_naming_the_question(tmp_path, question, answer, message):
     with pytest.raises(ValueError) as refused:
         render(tmp_path / "project", **{question: answer})
@@ -41,7 +75,10 @@ def test_bad_answer_is_refused_naming_the_question(tmp_path, question, answer, m
         ("agent_name", "A" * 23),
         ("package_name", "agent_v2"),
         ("interrupt_prefix", "ops-bot-2"),
-        ("model_id", "arn:aws:bedrock:us-east-1:123456789012:inference-profile/x.y-z:0"),
+        (
+            "model_id",
+            "arn:aws:bedrock:us-east-1:123456789012:inference-profile/x.y-z:0",
+        ),
         ("python_version", "3.10"),
     ],
 )

@@ -18,7 +18,9 @@ LEFTOVER_JINJA = re.compile(r"(?<!\$)\{\{|\{%")
 
 
 def project_files(root):
-    return sorted(path for path in root.rglob("*") if path.is_file() and ".git" not in path.parts)
+    return sorted(
+        path for path in root.rglob("*") if path.is_file() and ".git" not in path.parts
+    )
 
 
 @pytest.mark.parametrize("answers", COMBINATIONS, ids=combination_id)

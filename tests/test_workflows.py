@@ -69,7 +69,9 @@ def test_workflow_uses_no_secrets_and_keeps_no_checkout_credentials(workflow):
 
 
 def test_generated_matrix_covers_floor_and_latest_on_lowest_and_highest_python(project):
-    matrix = load(project() / ".github" / "workflows" / "ci.yml")["jobs"]["test"]["strategy"]["matrix"]
+    matrix = load(project() / ".github" / "workflows" / "ci.yml")["jobs"]["test"][
+        "strategy"
+    ]["matrix"]
 
     assert matrix["python"] == ["3.10", "3.13"]
     assert {"floor", "latest"} <= set(matrix["dependencies"])
