@@ -40,6 +40,8 @@ BAD_ANSWERS = {
         "would shadow",
     ),
     "package name shadows main.py": ("package_name", "main", "would shadow"),
+    "package name shadows the standard library": ("package_name", "json", "would shadow"),
+    "package name shadows a dependency's module": ("package_name", "jmespath", "would shadow"),
     "interrupt prefix with capitals": (
         "interrupt_prefix",
         "MyAgent",
@@ -51,6 +53,7 @@ BAD_ANSWERS = {
         "interrupt_prefix must be",
     ),
     "empty description": ("description", "   ", "description must not be empty"),
+    "multi-line description": ("description", "one\ntwo", "description must be one line"),
     "empty author": ("author", "", "author must not be empty"),
     "python too old": ("python_version", "3.9", "python_version"),
     "model id with spaces": ("model_id", "claude sonnet", "model_id must be"),

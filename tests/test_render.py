@@ -95,13 +95,15 @@ def test_image_generation_off_removes_its_wiring(project):
         assert "generate_image" not in path.read_text(), path
 
 
-@pytest.mark.parametrize("gated, unlisted", [(True, "ASK"), (False, "ALLOW")])
-def test_gate_unlisted_tools_sets_the_policy_default(project, gated, unlisted):
+@pytest.mark.parametrize("gated", [True, False])
+def test_gate_unlisted_tools_becomes_a_setting_the_policy_reads(project, gated):
     root = project(gate_unlisted_tools=gated)
 
+    settings = (root / "my_welt_agent" / "settings.py").read_text()
     policy = (root / "my_welt_agent" / "policy.py").read_text()
 
-    assert f"UNLISTED = {unlisted}\n" in policy
+    assert f"GATE_UNLISTED_TOOLS = {gated}\n" in settings
+    assert "UNLISTED = ASK if GATE_UNLISTED_TOOLS else ALLOW\n" in policy
 
 
 def test_answers_become_constants_in_one_settings_module(project):
@@ -134,3 +136,10 @@ def test_description_with_quotes_keeps_pyproject_valid(project):
 
     assert pyproject["project"]["description"] == 'Says "hi" and \\o/'
     assert pyproject["project"]["authors"] == [{"name": 'Ann "A" Example'}]
+
+
+def test_description_with_quotes_and_backslashes_keeps_python_valid(project):
+    root = project(description='Ends in a quote """ and a backslash \\')
+
+    for path in root.rglob("*.py"):
+        py_compile.compile(str(path), doraise=True)

@@ -210,7 +210,7 @@ def renamed_module(tmp_path):
     """0.1.0 called the prompt module system_prompt.py; 0.2.0 renames it with a migration."""
     repo = template_copy(tmp_path)
     package = repo / "template" / "{{package_name}}"
-    (package / "prompt.py.jinja").rename(package / "system_prompt.py.jinja")
+    (package / "prompt.py").rename(package / "system_prompt.py")
     edit(package / "agent.py", "from .prompt import", "from .system_prompt import")
     copier_yml = repo / "copier.yml"
     copier_yml.write_text(
@@ -218,7 +218,7 @@ def renamed_module(tmp_path):
     )
     commit_all(repo, "0.1.0", tag="0.1.0")
 
-    (package / "system_prompt.py.jinja").rename(package / "prompt.py.jinja")
+    (package / "system_prompt.py").rename(package / "prompt.py")
     edit(package / "agent.py", "from .system_prompt import", "from .prompt import")
     copier_yml.write_text(
         copier_yml.read_text().replace("/system_prompt.py", "/prompt.py") + MIGRATION
@@ -230,17 +230,13 @@ def renamed_module(tmp_path):
 def test_a_migration_carries_a_renamed_user_module_across(renamed_module, tmp_path):
     project = copy_project(renamed_module, tmp_path / "project", "0.1.0")
     package = project / PACKAGE
-    edit(
-        package / "system_prompt.py",
-        "You are MyWeltAgent",
-        "You are Penny, the billing helper",
-    )
+    edit(package / "system_prompt.py", "an assistant in a Slack thread", "Penny, the billing helper")
     commit_all(project, "My prompt")
 
     update(project, "0.2.0", unsafe=True)
 
     assert not (package / "system_prompt.py").exists()
-    assert "You are Penny, the billing helper" in (package / "prompt.py").read_text()
+    assert "Penny, the billing helper" in (package / "prompt.py").read_text()
     assert "from .prompt import SYSTEM_PROMPT" in (package / "agent.py").read_text()
     assert_clean_merge(project)
     result = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider"], project)

@@ -8,6 +8,7 @@ from strands.models import Model
 from strands.tools.executors import ConcurrentToolExecutor
 
 from .gate import ApprovalGate, hand_consent_to_gate
+from .model import check_model_settings
 from .prompt import SYSTEM_PROMPT
 from .settings import AGENT_NAME
 from .tool_results import ToolResults
@@ -41,3 +42,14 @@ def build_agent(
         tool_executor=tool_executor or ConcurrentToolExecutor(),
         callback_handler=None,
     )
+
+
+def check_at_startup() -> None:
+    """Fail when the server starts, not on the first Slack message.
+
+    An unknown model provider, or a tool that would prompt on standard input
+    without the gate asking for it, is a configuration error: the process
+    refuses to serve rather than fail in every thread.
+    """
+    check_model_settings()
+    hand_consent_to_gate(TOOLS)

@@ -161,7 +161,8 @@ def hand_consent_to_gate(tools: Iterable[Any]) -> None:
 
     Setting BYPASS_TOOL_CONSENT silences the prompts of every consent tool in
     the process, so it is set only when each such tool the agent has waits
-    for approval here; an ungated one is an error at start-up.
+    for approval here. An ungated one raises, at start-up (main.py) and for
+    every agent built.
     """
     names = {_tool_name(tool) for tool in tools} & STDIO_CONSENT_TOOLS
     ungated = sorted(name for name in names if decision_for(name) != ASK)

@@ -26,7 +26,7 @@ def build_model() -> Model:
     return BedrockModel()
 
 
-def check_at_startup() -> None:
+def check_model_settings() -> None:
     """Fail fast on an unknown provider, and say loudly when no real model is in use."""
     if MODEL_PROVIDER not in ("bedrock", "rehearsal"):
         raise ValueError(f"MODEL_PROVIDER must be 'bedrock' or 'rehearsal', not {MODEL_PROVIDER!r}")
