@@ -22,6 +22,7 @@ def build_agent(
     *,
     gate: ApprovalGate | None = None,
     tool_executor: Any = None,
+    session_manager: Any = None,
 ) -> Agent:
     """A fresh agent for one Slack thread, seeded with the thread so far.
 
@@ -40,6 +41,7 @@ def build_agent(
         system_prompt=SYSTEM_PROMPT,
         plugins=[ToolResults(), gate or ApprovalGate()],
         tool_executor=tool_executor or ConcurrentToolExecutor(),
+        session_manager=session_manager,
         callback_handler=None,
     )
 

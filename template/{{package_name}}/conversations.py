@@ -18,8 +18,9 @@ from strands import Agent
 from strands.models import Model
 
 from .agent import build_agent
+from .history import session_manager
 from .tools import FILES_FROM
-from .wire import Resume, WireError, error_event, outbound_events, read_request
+from .wire import Resume, Turn, WireError, error_event, outbound_events, read_request
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class Conversations:
     def __init__(
         self,
         new_model: Callable[[], Model],
-        new_agent: Callable[[Model, list[dict]], Agent] = build_agent,
+        new_agent: Callable[..., Agent] = build_agent,
         max_pending: int = 100,
         files_from: set[str] = FILES_FROM,
     ) -> None:
@@ -79,10 +80,22 @@ class Conversations:
             # A new message in the thread supersedes any question still open.
             self._pending.pop(session_id, None)
             self._evicted.pop(session_id, None)
-            agent, prompt = self._new_agent(self._new_model(), request.history), request.prompt
+            try:
+                agent, prompt = self._start_turn(request, session_id)
+            except ValueError as problem:
+                yield error_event(f"Refused the request: {problem}.")
+                return
 
         async for event in self._stream(agent, prompt, session_id):
             yield event
+
+    def _start_turn(self, request: Turn, session_id: str) -> tuple[Agent, Any]:
+        """A fresh agent and its prompt; with stored history, the new messages join it."""
+        manager = session_manager(session_id)
+        if manager is None:
+            return self._new_agent(self._new_model(), request.history), request.prompt
+        agent = self._new_agent(self._new_model(), [], session_manager=manager)
+        return agent, [*request.history, {"role": "user", "content": request.prompt}]
 
     async def _stream(self, agent: Agent, prompt: Any, session_id: str) -> AsyncIterator[dict]:
         """Stream one run; the agent's stream is always closed, so it never stays locked."""
