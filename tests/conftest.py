@@ -13,7 +13,12 @@ from copier import run_copy
 
 TEMPLATE = Path(__file__).resolve().parent.parent
 
-TOGGLES = ("include_sample_tools", "include_image_generation", "gate_unlisted_tools")
+TOGGLES = (
+    "include_sample_tools",
+    "include_image_generation",
+    "gate_unlisted_tools",
+    "agent_manages_history",
+)
 COMBINATIONS = [
     dict(zip(TOGGLES, values))
     for values in itertools.product((True, False), repeat=len(TOGGLES))

@@ -14,6 +14,11 @@ CASES = {
         "include_image_generation": False,
         "gate_unlisted_tools": False,
     },
+    "anthropic provider, agent-managed history": {
+        "model_provider": "anthropic",
+        "agent_manages_history": True,
+    },
+    "openai-compatible provider": {"model_provider": "openai"},
 }
 
 
@@ -38,6 +43,13 @@ def test_ruff_format_leaves_every_file_as_rendered(built):
     result = run(["uv", "run", "--no-sync", "ruff", "format", "--check", "."], built)
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_lockfile_is_created_and_current(built):
+    result = run(["uv", "lock", "--check"], built)
+
+    assert (built / "uv.lock").is_file()
+    assert result.returncode == 0, result.stderr
 
 
 def test_generated_test_suite_passes(built):

@@ -1,5 +1,7 @@
 """Bad answers are refused by a validator whose message names the question."""
 
+import re
+
 import pytest
 from conftest import render
 
@@ -57,6 +59,7 @@ BAD_ANSWERS = {
     "empty author": ("author", "", "author must not be empty"),
     "python too old": ("python_version", "3.9", "python_version"),
     "model id with spaces": ("model_id", "claude sonnet", "model_id must be"),
+    "unknown model provider": ("model_provider", "watson", "model_provider"),
 }
 
 
@@ -89,3 +92,20 @@ def test_good_answer_is_accepted(tmp_path, question, answer):
     root = render(tmp_path / "project", **{question: answer})
 
     assert (root / "main.py").is_file()
+
+
+def test_a_provider_other_than_bedrock_needs_a_model_id(tmp_path):
+    with pytest.raises(ValueError, match="model_id is required for the anthropic provider"):
+        render(tmp_path / "project", model_provider="anthropic", model_id="")
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_each_provider_gets_a_working_default_model_and_only_its_extra(tmp_path, provider):
+    root = render(tmp_path / "project", model_provider=provider)
+
+    pyproject = (root / "pyproject.toml").read_text()
+    settings = (root / "my_welt_agent" / "settings.py").read_text()
+
+    assert f'"strands-agents[{provider}]>=' in pyproject
+    assert pyproject.count("strands-agents[") == 1
+    assert re.search(r'DEFAULT_MODEL_ID = "[^"]+"', settings)

@@ -18,7 +18,7 @@ from strands import Agent
 from strands.models import Model
 
 from .agent import build_agent
-from .history import session_manager
+from .history import drop_open_question, session_manager
 from .tools import FILES_FROM
 from .wire import Resume, Turn, WireError, error_event, outbound_events, read_request
 
@@ -82,7 +82,7 @@ class Conversations:
             self._evicted.pop(session_id, None)
             try:
                 agent, prompt = self._start_turn(request, session_id)
-            except ValueError as problem:
+            except WireError as problem:
                 yield error_event(f"Refused the request: {problem}.")
                 return
 
@@ -95,6 +95,7 @@ class Conversations:
         if manager is None:
             return self._new_agent(self._new_model(), request.history), request.prompt
         agent = self._new_agent(self._new_model(), [], session_manager=manager)
+        drop_open_question(agent)
         return agent, [*request.history, {"role": "user", "content": request.prompt}]
 
     async def _stream(self, agent: Agent, prompt: Any, session_id: str) -> AsyncIterator[dict]:

@@ -14,10 +14,12 @@ must outlive it, use Strands' S3SessionManager here instead.
 import os
 import re
 
+from strands import Agent
 from strands.session.file_session_manager import FileSessionManager
 from strands.session.session_manager import SessionManager
 
 from .settings import AGENT_MANAGES_HISTORY
+from .wire import WireError
 
 _SAFE_SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 
@@ -27,9 +29,24 @@ def session_manager(session_id: str) -> SessionManager | None:
     if not AGENT_MANAGES_HISTORY:
         return None
     if not _SAFE_SESSION_ID.fullmatch(session_id):
-        raise ValueError(
+        raise WireError(
             f"session id {session_id!r} cannot name a stored history: use letters, digits, "
             "'.', '_' and '-'"
         )
     storage = os.environ.get("SESSION_STORAGE_DIR", ".sessions")
     return FileSessionManager(session_id=session_id, storage_dir=storage)
+
+
+def drop_open_question(agent: Agent) -> None:
+    """Let a new message through when the stored thread still waits for an answer.
+
+    A new message while a question is open means the thread moved on. The
+    restored agent is still interrupted, and Strands would refuse anything
+    but answers, in this thread, for good. Clearing the interrupt lets the
+    message through; Strands then closes the unanswered tool calls itself
+    ("Tool was interrupted.") before the model sees the new message. Strands
+    has no public call for this, so the private state is read defensively.
+    """
+    interrupts = getattr(agent, "_interrupt_state", None)
+    if interrupts is not None and interrupts.activated:
+        interrupts.deactivate()

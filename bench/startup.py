@@ -1,0 +1,56 @@
+"""Process start to a healthy /ping: the generated agent against a bare app.
+
+Every Slack thread is a new AgentCore microVM, so start-up is paid once per
+conversation. The bare app is the least any Strands agent on AgentCore pays:
+BedrockAgentCoreApp plus `import strands`. Runs alternate, so both sides see
+the same machine state. Target: the generated agent within 1.10 times.
+
+    uv run python bench/startup.py [runs]
+"""
+
+import sys
+
+from _project import free_port, median, rendered_project, serve, wait_until_healthy
+
+GENERATED = "import runpy; runpy.run_path('main.py', run_name='__main__')"
+BARE = """
+import os
+import strands
+from bedrock_agentcore.runtime import BedrockAgentCoreApp
+
+app = BedrockAgentCoreApp()
+
+
+@app.entrypoint
+async def invoke(payload):
+    yield {"data": "hi"}
+
+
+app.run(port=int(os.environ["PORT"]))
+"""
+
+
+def time_to_healthy(project, script) -> float:
+    port = free_port()
+    server = serve(project, script, port)
+    try:
+        return wait_until_healthy(port)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def main(runs: int) -> None:
+    project = rendered_project()
+    time_to_healthy(project, GENERATED)  # warm the file cache for both
+    generated, bare = [], []
+    for _ in range(runs):
+        generated.append(time_to_healthy(project, GENERATED))
+        bare.append(time_to_healthy(project, BARE))
+    g, b = median(generated), median(bare)
+    print(f"start to healthy /ping, median of {runs}: generated {g:.3f}s, bare {b:.3f}s")
+    print(f"ratio generated/bare: {g / b:.2f} (target <= 1.10)")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
