@@ -84,6 +84,8 @@ class ApprovalGate(SteeringHandler):
         tool_use = event.tool_use
         tool_name = tool_use["name"]
         call_id = tool_use["toolUseId"]
+        if event.selected_tool is None:
+            return  # no such tool: Strands answers "Unknown tool"; nothing to approve
         try:
             action = await self.steer_before_tool(agent=event.agent, tool_use=tool_use)
         except Exception as error:
@@ -187,7 +189,7 @@ def _tool_name(tool: Any) -> str:
 
 
 def _denial_message(tool_name: str, answer: Any) -> str:
-    if isinstance(answer, str) and answer.strip():
+    if isinstance(answer, str) and answer.strip() and answer != "null":
         return f"The human did not approve {tool_name} and wrote: {answer.strip()}"
     return f"The human did not approve {tool_name}; it did not run."
 

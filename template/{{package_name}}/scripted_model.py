@@ -35,10 +35,10 @@ class ScriptedModel(Model):
         self, messages, tool_specs=None, system_prompt=None, **kwargs
     ) -> AsyncIterator[dict]:
         self.requests.append(copy.deepcopy(messages))
-        for event in self.next_turn(messages):
+        for event in self.next_turn(messages, tool_specs):
             yield event
 
-    def next_turn(self, messages: list[dict]) -> list[dict]:
+    def next_turn(self, messages: list[dict], tool_specs: list[dict] | None = None) -> list[dict]:
         if not self.turns:
             raise RuntimeError("the scripted model has no turns left")
         return self.turns.pop(0)

@@ -2,21 +2,22 @@
 
 Connecting Welt before paying for a model (or before AWS credentials exist)
 shows whether the Slack side works end to end: streamed text, a tool's
-indicator, a question with a text field, {% if include_sample_tools %}a file upload, {% endif %}and the
-resume. Set MODEL_PROVIDER=rehearsal; it is never the default, and every
-first reply says that no model is in use.
+indicator, a question with a text field, a file upload when the agent has
+write_document, and the resume. Set MODEL_PROVIDER=rehearsal; it is never
+the default, and every first reply says that no model is in use.
 """
 
 from .scripted_model import ScriptedModel, call, reply, use
 
 NOTICE = "**Rehearsal mode: no model is in use; every reply is scripted.**"
-FINISHED = "Rehearsal done: {{ 'text, a tool call, a question, its answer and a file' if include_sample_tools else 'text, a tool call, a question and its answer' }} went through."
+FINISHED = "Rehearsal done: everything above went over the wire."
 
 
 class RehearsalModel(ScriptedModel):
-    """Answers each user message with the same short script."""
+    """Answers each user message with the same short script, using the tools it is offered."""
 
-    def next_turn(self, messages: list[dict]) -> list[dict]:
+    def next_turn(self, messages: list[dict], tool_specs: list[dict] | None = None) -> list[dict]:
+        offered = {spec["name"] for spec in tool_specs or []}
         step = _tool_results_since_the_last_user_text(messages)
         if step == 0:
             return use(
@@ -27,8 +28,7 @@ class RehearsalModel(ScriptedModel):
                 ),
                 before=NOTICE + "\n\nFirst, a question for you.",
             )
-{%- if include_sample_tools %}
-        if step == 1:
+        if step == 1 and "write_document" in offered:
             return use(
                 call(
                     "write_document",
@@ -37,7 +37,6 @@ class RehearsalModel(ScriptedModel):
                     markdown="# Rehearsal\n\nIf this file is in the thread, uploads work.\n",
                 )
             )
-{%- endif %}
         return reply(FINISHED)
 
 
