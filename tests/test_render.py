@@ -81,7 +81,7 @@ def test_minimal_agent_keeps_the_wire_the_gate_and_one_tool(project):
     package = root / "my_welt_agent"
 
     tool_modules = sorted(p.name for p in (package / "tools").glob("*.py"))
-    assert tool_modules == ["__init__.py", "ask_human.py", "prebuilt.py"]
+    assert tool_modules == ["__init__.py", "ask_human.py", "lazy.py", "prebuilt.py"]
     assert (package / "wire.py").is_file() and (package / "gate.py").is_file()
     for path in [*package.rglob("*.py"), *(root / "tests").glob("*.py")]:
         text = path.read_text()
