@@ -2,8 +2,8 @@
 
 Every Slack thread is a new AgentCore microVM, so start-up is paid once per
 conversation. Some strands-tools modules import heavy libraries at import
-time (file_read brings rich and pygments, about a tenth of a second), so
-they are named here and imported on first use instead of at start-up.
+time (rich and pygments cost about a tenth of a second), so such a tool is
+named with LazyTool and imported on first use instead of at start-up.
 """
 
 import importlib
@@ -15,7 +15,7 @@ from strands.types.tools import AgentTool
 
 
 class LazyTool(AgentTool):
-    """A module tool from strands-tools, such as `LazyTool("file_read")`."""
+    """A module tool from strands-tools, such as `LazyTool("http_request")`."""
 
     def __init__(self, name: str, module: str = "") -> None:
         super().__init__()
