@@ -63,19 +63,11 @@ class Conversations:
             return
 
         if isinstance(request, Resume):
-            run = self._pending.get(session_id)
-            problem = _resume_problem(run, request)
-            if run is None and session_id in self._evicted:
-                problem = (
-                    "Cannot resume: this thread's question waited too long and was dropped "
-                    f"(the agent keeps at most {self._max_pending} waiting runs). "
-                    "Send a new message instead."
-                )
+            problem = self._resume_problem(session_id, request)
             if problem:
                 yield error_event(problem)
                 return
-            del self._pending[session_id]
-            agent, prompt = run.agent, request.strands_input()
+            agent, prompt = self._pending.pop(session_id).agent, request.strands_input()
         else:
             # A new message in the thread supersedes any question still open.
             self._pending.pop(session_id, None)
@@ -133,20 +125,26 @@ class Conversations:
             while len(self._evicted) > self._max_pending:
                 self._evicted.popitem(last=False)
 
-
-def _resume_problem(run: _PendingRun | None, request: Resume) -> str | None:
-    """Why these answers cannot resume this session's run, or None if they can."""
-    if run is None:
-        return (
-            "Nothing to resume in this thread: no run is waiting for an answer "
-            "(it finished, was replaced by a newer message, was dropped to make "
-            "room, or the agent restarted). Send a new message instead."
-        )
-    answered = set(request.answers)
-    unknown = sorted(answered - run.interrupt_ids)
-    missing = sorted(run.interrupt_ids - answered)
-    if unknown:
-        return f"Cannot resume: {', '.join(unknown)} is not a question this run asked."
-    if missing:
-        return f"Cannot resume: {', '.join(missing)} still needs an answer."
-    return None
+    def _resume_problem(self, session_id: str, request: Resume) -> str | None:
+        """Why these answers cannot resume this session's run, or None if they can."""
+        run = self._pending.get(session_id)
+        if run is None and session_id in self._evicted:
+            return (
+                "Cannot resume: this thread's question waited too long and was dropped "
+                f"(the agent keeps at most {self._max_pending} waiting runs). "
+                "Send a new message instead."
+            )
+        if run is None:
+            return (
+                "Nothing to resume in this thread: no run is waiting for an answer "
+                "(it finished, was replaced by a newer message, was dropped to make "
+                "room, or the agent restarted). Send a new message instead."
+            )
+        answered = set(request.answers)
+        unknown = sorted(answered - run.interrupt_ids)
+        missing = sorted(run.interrupt_ids - answered)
+        if unknown:
+            return f"Cannot resume: {', '.join(unknown)} is not a question this run asked."
+        if missing:
+            return f"Cannot resume: {', '.join(missing)} still needs an answer."
+        return None
