@@ -25,11 +25,12 @@ def refusal(kind: str, message: str) -> str:
     return json.dumps({"error": {"kind": kind, "message": message}})
 
 
-def error_kind(result: dict) -> str | None:
-    """The kind of a structured error result, or None for any other result."""
+def structured_error(result: dict) -> dict | None:
+    """The `{"kind", "message"}` of a structured error result, or None for any other."""
     content = result.get("content") or [{}]
     try:
-        return json.loads(content[0].get("text", ""))["error"]["kind"]
+        error = json.loads(content[0].get("text", ""))["error"]
+        return error if isinstance(error, dict) and "kind" in error else None
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -91,7 +92,7 @@ class ToolResults(Plugin):
     @hook
     def structure_failures(self, event: AfterToolCallEvent) -> None:
         result = event.result
-        if result.get("status") != "error" or error_kind(result) is not None:
+        if result.get("status") != "error" or structured_error(result) is not None:
             return
         texts = [block["text"] for block in result.get("content", []) if "text" in block]
         message = " ".join(texts).removeprefix("Error: ") or "the tool failed"

@@ -15,7 +15,6 @@ those gaps whichever adapter release is installed.
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Any
 from strands import Agent
 from welt_io_strands import decode_messages, renderable_events
 
-from .tool_results import error_kind
+from .tool_results import structured_error
 
 # AgentCore caps one stream chunk at 10 MB; a file event carries base64
 # (4/3 of the raw size) plus its name, so about 7 MB of raw file fits.
@@ -136,9 +135,9 @@ async def _with_notices(stream: AsyncIterator[dict]) -> AsyncIterator[dict]:
         content = message.get("content") if isinstance(message, dict) else None
         for block in content if isinstance(content, list) else []:
             result = block.get("toolResult") if isinstance(block, dict) else None
-            if result is not None and error_kind(result) in _TOLD_TO_THE_HUMAN:
-                notice = json.loads(result["content"][0]["text"])["error"]["message"]
-                yield {"data": f"\n\n_{notice}_\n\n"}
+            error = structured_error(result) if result is not None else None
+            if error is not None and error["kind"] in _TOLD_TO_THE_HUMAN:
+                yield {"data": f"\n\n_{error['message']}_\n\n"}
         yield event
 
 
