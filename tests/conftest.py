@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 from copier import run_copy
+from uv import find_uv_bin
 
 TEMPLATE = Path(__file__).resolve().parent.parent
+
+# The uv of the suite's own environment, by its real path: a version
+# manager's shim named `uv` may pick its interpreter from a generated
+# project's .python-version and fail there.
+UV = find_uv_bin()
 
 TOGGLES = (
     "include_sample_tools",
@@ -46,16 +52,16 @@ def render(destination: Path, **answers) -> Path:
 
 
 def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """Run a command in a generated project, offline-safe, with the suite's Python."""
-    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    env.update(
-        AWS_EC2_METADATA_DISABLED="true",
-        UV_PYTHON=sys.executable,
-        UV_PYTHON_DOWNLOADS="never",
-    )
-    return subprocess.run(
-        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600
-    )
+    """Run a command in a generated project, on the Python its .python-version names."""
+    return run_in(command, cwd, python_for(project_python(cwd)))
+
+
+def project_python(project: Path) -> str:
+    """The Python a generated project pins in .python-version (0.1.0 wrote none)."""
+    pinned = project / ".python-version"
+    if pinned.is_file():
+        return pinned.read_text().strip()
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 @pytest.fixture
@@ -70,6 +76,8 @@ def project(tmp_path):
 
 def python_for(version: str) -> str:
     """An installed interpreter for a Python version, or skip the test saying which."""
+    if version == f"{sys.version_info.major}.{sys.version_info.minor}":
+        return sys.executable
     candidates = [shutil.which(f"python{version}")]
     candidates += sorted(
         glob.glob(
@@ -86,7 +94,12 @@ def python_for(version: str) -> str:
 
 
 def run_in(command: list[str], cwd: Path, python: str) -> subprocess.CompletedProcess:
-    """Like run, but with uv pinned to the given interpreter."""
+    """Run a command in a generated project, offline-safe, with uv pinned to this Python.
+
+    A leading "uv" is the suite's own uv binary.
+    """
+    if command[0] == "uv":
+        command = [UV, *command[1:]]
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     env.update(
         AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never"

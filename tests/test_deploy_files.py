@@ -3,21 +3,17 @@
 import json
 import re
 import subprocess
-import sys
 
 import pytest
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
+import tomllib
 
 AGENTCORE_TOP_LEVEL = {"$schema", "name", "version", "managedBy", "runtimes"}
 RUNTIME_REQUIRED = {"name", "build", "entrypoint", "codeLocation", "runtimeVersion"}
 AGENTCORE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,22}")
 
 
-@pytest.mark.parametrize("python_version", ["3.10", "3.11", "3.12", "3.13"])
+@pytest.mark.parametrize("python_version", ["3.12", "3.13"])
 def test_agentcore_config_follows_the_cli_rules(project, python_version):
     root = project(agent_name="BillingBot", python_version=python_version)
 
@@ -64,6 +60,7 @@ def test_dockerfile_builds_arm64_from_the_lockfile_as_a_non_root_user(project):
         ("test", "uv run pytest"),
         ("lint", "uv run ruff check ."),
         ("deploy", "agentcore deploy"),
+        ("update", "copier update"),
     ],
 )
 def test_task_menu_runs_the_documented_commands(project, target, command):
@@ -78,5 +75,40 @@ def test_task_menu_runs_the_documented_commands(project, target, command):
 def test_agents_guide_walks_through_adding_gating_and_testing_a_tool(project):
     guide = (project() / "AGENTS.md").read_text()
 
-    for step in ("## Add a tool", "policy.py", "interrupt_name", "toolUseId", "## Test it"):
+    for step in ("## Add a tool", "Row(", "interrupt_name", "toolUseId", "## Test it"):
         assert step in guide
+
+
+def test_make_alone_lists_every_task(project):
+    root = project()
+
+    listed = subprocess.run(["make"], cwd=root, capture_output=True, text=True)
+
+    assert listed.returncode == 0, listed.stderr
+    for task in ("install", "serve", "rehearse", "test", "lint", "update", "deploy"):
+        assert f"make {task} " in listed.stdout
+
+
+@pytest.mark.parametrize(
+    "leftover, name",
+    [
+        ("<<<<<<< before updating\nmine\n=======\ntheirs\n>>>>>>> after updating\n", "gate.py"),
+        ("--- a\n+++ b\n", "gate.py.rej"),
+    ],
+)
+def test_the_update_check_fails_loudly_on_what_copier_left_to_merge(project, leftover, name):
+    root = project()
+    (root / name).write_text(leftover)
+
+    checked = subprocess.run(["sh", "scripts/check-update.sh"], cwd=root, capture_output=True, text=True)
+
+    assert checked.returncode == 1
+    assert name in checked.stderr
+
+
+def test_the_update_check_passes_a_clean_project(project):
+    checked = subprocess.run(
+        ["sh", "scripts/check-update.sh"], cwd=project(), capture_output=True, text=True
+    )
+
+    assert checked.returncode == 0, checked.stderr

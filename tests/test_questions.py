@@ -58,6 +58,16 @@ BAD_ANSWERS = {
     "multi-line description": ("description", "one\ntwo", "description must be one line"),
     "empty author": ("author", "", "author must not be empty"),
     "python too old": ("python_version", "3.9", "python_version"),
+    "python deprecated on AgentCore": (
+        "python_version",
+        "3.11",
+        "AgentCore Runtime deprecated PYTHON_3_11",
+    ),
+    "python deprecated on AgentCore, older still": (
+        "python_version",
+        "3.10",
+        "copier update --data python_version=3.12",
+    ),
     "model id with spaces": ("model_id", "claude sonnet", "model_id must be"),
     "unknown model provider": ("model_provider", "watson", "model_provider"),
 }
@@ -85,7 +95,7 @@ def test_bad_answer_is_refused_naming_the_question(tmp_path, question, answer, m
             "model_id",
             "arn:aws:bedrock:us-east-1:123456789012:inference-profile/x.y-z:0",
         ),
-        ("python_version", "3.10"),
+        ("python_version", "3.12"),
     ],
 )
 def test_good_answer_is_accepted(tmp_path, question, answer):

@@ -2,16 +2,12 @@
 
 import py_compile
 import re
-import sys
 
 import pytest
 import yaml
 from conftest import COMBINATIONS, combination_id
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
+import tomllib
 
 # GitHub Actions expressions, ${{ ... }}, are not Jinja.
 LEFTOVER_JINJA = re.compile(r"(?<!\$)\{\{|\{%")
@@ -53,8 +49,10 @@ def test_defaults_give_an_agentcore_layout(project):
         "my_welt_agent/wire.py",
         "my_welt_agent/model.py",
         "my_welt_agent/gate.py",
-        "my_welt_agent/policy.py",
+        "my_welt_agent/welt_request.schema.json",
+        "my_welt_agent/tools/registry.py",
         "my_welt_agent/tools/ask_human.py",
+        ".python-version",
         "tests/conftest.py",
     ):
         assert (root / expected).is_file(), expected
@@ -81,7 +79,13 @@ def test_minimal_agent_keeps_the_wire_the_gate_and_one_tool(project):
     package = root / "my_welt_agent"
 
     tool_modules = sorted(p.name for p in (package / "tools").glob("*.py"))
-    assert tool_modules == ["__init__.py", "ask_human.py", "lazy.py", "prebuilt.py"]
+    assert tool_modules == [
+        "__init__.py",
+        "ask_human.py",
+        "lazy.py",
+        "prebuilt.py",
+        "registry.py",
+    ]
     assert (package / "wire.py").is_file() and (package / "gate.py").is_file()
     for path in [*package.rglob("*.py"), *(root / "tests").glob("*.py")]:
         text = path.read_text()
@@ -96,14 +100,25 @@ def test_image_generation_off_removes_its_wiring(project):
 
 
 @pytest.mark.parametrize("gated", [True, False])
-def test_gate_unlisted_tools_becomes_a_setting_the_policy_reads(project, gated):
+def test_gate_unlisted_tools_becomes_a_setting(project, gated):
     root = project(gate_unlisted_tools=gated)
 
     settings = (root / "my_welt_agent" / "settings.py").read_text()
-    policy = (root / "my_welt_agent" / "policy.py").read_text()
 
     assert f"GATE_UNLISTED_TOOLS = {gated}\n" in settings
-    assert "UNLISTED = ASK if GATE_UNLISTED_TOOLS else ALLOW\n" in policy
+
+
+@pytest.mark.parametrize("version", ["3.12", "3.13"])
+def test_the_python_answer_pins_every_place_python_is_chosen(project, version):
+    root = project(python_version=version)
+
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+
+    assert (root / ".python-version").read_text() == f"{version}\n"
+    assert pyproject["project"]["requires-python"] == ">=3.12"
+    assert pyproject["tool"]["ruff"]["target-version"] == f"py{version.replace('.', '')}"
+    assert f"PYTHON_{version.replace('.', '_')}" in (root / "agentcore" / "agentcore.json").read_text()
+    assert f"python{version}" in (root / "Dockerfile").read_text()
 
 
 def test_answers_become_constants_in_one_settings_module(project):

@@ -1,13 +1,16 @@
-"""`copier update` keeps users' work: a temporary git copy of the template with two tags.
+"""`copier update` keeps users' work: temporary git copies of the template, with tags.
 
-0.1.0 is this template with a known bug put back (forged toolResult blocks
-are let through); 0.2.0 is the template as it is. A project copied from
-0.1.0 and edited by its user is updated to 0.2.0.
+0.1.0 is the release that landed first, read from this repository's own git
+history; 0.2.0 is the template as it is now. A project copied from 0.1.0
+and edited by its user is updated to 0.2.0, following the CHANGELOG's
+steps, and must end green.
 """
 
+import io
 import re
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,9 +22,14 @@ from copier.errors import UnsafeTemplateError
 pytestmark = pytest.mark.slow
 
 PACKAGE = "my_welt_agent"
-FORGED_OLD = '_FORGED_BLOCKS = {"toolUse"}'
-FORGED_FIXED = '_FORGED_BLOCKS = {"toolUse", "toolResult"}'
-CONFLICT = re.compile(r"^(<<<<<<<|>>>>>>>) ", re.MULTILINE)
+# The commit that was released as 0.1.0 (welt-io-strands 0.4, Python 3.10+).
+RELEASE_0_1_0 = "540a4f656f987927ed7731683057336bd486af3f"
+# The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
+# no longer spoken. CHANGELOG.md tells the user to delete it.
+BARE_ANSWER_TEST = re.compile(
+    r"\ndef test_bare_answer_from_welt_before_v07_still_resumes\(start\):.*?(?=\n\ndef |\Z)",
+    re.DOTALL,
+)
 
 WEATHER_TOOL = '''"""Weather, the user's own tool."""
 
@@ -56,8 +64,11 @@ def git_identity(monkeypatch):
         monkeypatch.setenv(f"{variable}_EMAIL", "tests@example.invalid")
 
 
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+def git(cwd: Path, *args: str) -> str:
+    identity = ["-c", "user.name=Template Tests", "-c", "user.email=tests@example.invalid"]
+    return subprocess.run(
+        ["git", *identity, *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def commit_all(cwd: Path, message: str, tag: str | None = None) -> None:
@@ -73,29 +84,47 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def template_copy(tmp_path: Path) -> Path:
-    """The template's working tree, in a fresh git repository."""
-    repo = tmp_path / "template"
+def copy_working_tree(destination: Path) -> None:
     shutil.copytree(
         TEMPLATE,
-        repo,
+        destination,
+        dirs_exist_ok=True,
         ignore=shutil.ignore_patterns(
             ".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache"
         ),
     )
+
+
+def template_copy(tmp_path: Path) -> Path:
+    """The template's working tree, in a fresh git repository."""
+    repo = tmp_path / "template"
+    copy_working_tree(repo)
     git(repo, "init", "-q")
     return repo
 
 
-@pytest.fixture
-def two_versions(tmp_path):
-    """0.1.0 with the forged-toolResult bug, 0.2.0 with the fix."""
-    repo = template_copy(tmp_path)
-    wire = repo / "template" / "{{package_name}}" / "wire.py"
-    edit(wire, FORGED_FIXED, FORGED_OLD)
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory):
+    """A template repository tagged 0.1.0 (the first release) and 0.2.0 (this one)."""
+    repo = tmp_path_factory.mktemp("releases") / "template"
+    repo.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", RELEASE_0_1_0],
+        cwd=TEMPLATE,
+        capture_output=True,
+    )
+    assert archive.returncode == 0, (
+        "these tests read release 0.1.0 from the template's git history; "
+        f"clone with full history (git: {archive.stderr.decode().strip()})"
+    )
+    tarfile.open(fileobj=io.BytesIO(archive.stdout)).extractall(repo, filter="data")
+    git(repo, "init", "-q")
     commit_all(repo, "0.1.0", tag="0.1.0")
-    edit(wire, FORGED_OLD, FORGED_FIXED)
-    commit_all(repo, "Refuse forged toolResult blocks", tag="0.2.0")
+    for path in repo.iterdir():
+        if path.name != ".git":
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    copy_working_tree(repo)
+    commit_all(repo, "0.2.0", tag="0.2.0")
     return repo
 
 
@@ -120,21 +149,17 @@ def update(project: Path, vcs_ref: str, **options) -> None:
     )
 
 
-def text_files(project: Path):
-    for path in project.rglob("*"):
-        if path.is_file() and ".git" not in path.parts and ".venv" not in path.parts:
-            yield path
-
-
 def assert_clean_merge(project: Path) -> None:
-    assert list(project.rglob("*.rej")) == []
-    for path in text_files(project):
-        assert not CONFLICT.search(path.read_text(errors="ignore")), path
+    """The check `make update` runs: no .rej files, no conflict markers."""
+    checked = subprocess.run(
+        ["sh", "scripts/check-update.sh"], cwd=project, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stderr
 
 
 def assert_generated_suite_passes(project: Path) -> None:
     for command in (
-        ["uv", "sync"],
+        ["uv", "sync", "--locked"],
         ["uv", "run", "--no-sync", "ruff", "check", "."],
         ["uv", "run", "--no-sync", "ruff", "format", "--check", "."],
         ["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"],
@@ -147,10 +172,9 @@ def assert_generated_suite_passes(project: Path) -> None:
         )
 
 
-def test_update_keeps_user_edits_and_brings_the_fix(two_versions, tmp_path):
-    project = copy_project(two_versions, tmp_path / "project", "0.1.0")
+def make_user_edits(project: Path) -> None:
+    """What a user of 0.1.0 did: a reworded tool, a tool of their own, a lock."""
     package = project / PACKAGE
-    assert FORGED_OLD in (package / "wire.py").read_text()
     edit(
         package / "tools" / "ask_human.py",
         "Use it when only a person can supply a fact or a decision.",
@@ -162,37 +186,99 @@ def test_update_keeps_user_edits_and_brings_the_fix(two_versions, tmp_path):
         "from .report import publish_report\n",
         "from .report import publish_report\nfrom .weather import forecast\n",
     )
-    edit(
-        package / "tools" / "__init__.py",
-        "    ask_human,\n",
-        "    ask_human,\n    forecast,\n",
-    )
+    edit(package / "tools" / "__init__.py", "    ask_human,\n", "    ask_human,\n    forecast,\n")
     edit(
         package / "policy.py",
         '    "ask_human": ALLOW,\n',
         '    "ask_human": ALLOW,\n    "forecast": ALLOW,\n',
     )
+    locked = run(["uv", "lock"], project)
+    assert locked.returncode == 0, locked.stderr
     commit_all(project, "My tools")
+
+
+def follow_the_changelog(project: Path) -> None:
+    """The steps CHANGELOG.md gives for 0.1.0 -> 0.2.0, after `make update`."""
+    tests = project / "tests" / "test_ask_human.py"
+    tests.write_text(BARE_ANSWER_TEST.sub("", tests.read_text()))
+    for command in (
+        ["uv", "lock"],
+        ["uv", "sync"],
+        ["uv", "run", "ruff", "check", "--fix", "."],  # make format
+        ["uv", "run", "ruff", "format", "."],
+    ):
+        result = run(command, project)
+        assert result.returncode == 0, (command, result.stdout[-2000:], result.stderr[-2000:])
+
+
+@pytest.mark.parametrize(
+    "generated_for, answers, runs_on",
+    [
+        ("3.11", {"python_version": "3.12"}, "3.12"),
+        ("3.13", {}, "3.13"),
+    ],
+    ids=["generated for 3.11, moved to 3.12", "generated for 3.13"],
+)
+def test_update_from_0_1_0_moves_python_rebuilds_the_lock_and_keeps_user_files(
+    releases, tmp_path, generated_for, answers, runs_on
+):
+    project = copy_project(
+        releases, tmp_path / "project", "0.1.0", python_version=generated_for
+    )
+    make_user_edits(project)
+    old_lock = (project / "uv.lock").read_text()
+    assert 'requires-python = ">=3.10"' in old_lock
+
+    update(project, "0.2.0", data=answers)
+    follow_the_changelog(project)
+
+    package = project / PACKAGE
+    assert (project / ".python-version").read_text() == f"{runs_on}\n"
+    assert f"PYTHON_{runs_on.replace('.', '_')}" in (project / "agentcore" / "agentcore.json").read_text()
+    new_lock = (project / "uv.lock").read_text()
+    assert 'requires-python = ">=3.12"' in new_lock
+    assert re.search(r'name = "welt-io-strands"\nversion = "0\.(9|10)\.', new_lock)
+    assert "never guess names" in (package / "tools" / "ask_human.py").read_text()
+    assert (package / "tools" / "weather.py").read_text() == WEATHER_TOOL
+    assert '"forecast": ALLOW' in (package / "policy.py").read_text()
+    assert (package / "welt_request.schema.json").is_file()  # the fix arrived
+    answers_file = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers_file["_commit"] == "0.2.0"
+    assert answers_file["python_version"] == runs_on
+    assert_clean_merge(project)
+    assert_generated_suite_passes(project)
+    registry = run(
+        [
+            "uv",
+            "run",
+            "--no-sync",
+            "python",
+            "-c",
+            f"from {PACKAGE}.tools.registry import project_registry as r; "
+            "print(r().decision_for('forecast'), sorted(r().files_from))",
+        ],
+        project,
+    )
+    assert registry.stdout.split(maxsplit=1) == [
+        "allow",
+        "['generate_image', 'publish_report', 'write_document']\n",
+    ], registry.stderr
+
+
+def test_a_deprecated_python_answer_is_dropped_for_the_newest_by_default(
+    releases, tmp_path
+):
+    project = copy_project(releases, tmp_path / "project", "0.1.0", python_version="3.11")
 
     update(project, "0.2.0")
 
-    assert FORGED_FIXED in (package / "wire.py").read_text()
-    assert "never guess names" in (package / "tools" / "ask_human.py").read_text()
-    assert (package / "tools" / "weather.py").read_text() == WEATHER_TOOL
-    assert "forecast" in (package / "tools" / "__init__.py").read_text()
-    assert '"forecast": ALLOW' in (package / "policy.py").read_text()
-    assert (
-        yaml.safe_load((project / ".copier-answers.yml").read_text())["_commit"]
-        == "0.2.0"
-    )
-    assert_clean_merge(project)
-    assert_generated_suite_passes(project)
+    assert (project / ".python-version").read_text() == "3.13\n"
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["python_version"] == "3.13"
 
 
-def test_turning_image_generation_off_removes_its_files_and_wiring(
-    two_versions, tmp_path
-):
-    project = copy_project(two_versions, tmp_path / "project", "0.2.0")
+def test_turning_image_generation_off_removes_its_files_and_wiring(releases, tmp_path):
+    project = copy_project(releases, tmp_path / "project", "0.2.0")
     assert (project / "tests" / "test_image_generation.py").exists()
 
     update(project, "0.2.0", data={"include_image_generation": False})

@@ -68,10 +68,17 @@ def test_workflow_uses_no_secrets_and_keeps_no_checkout_credentials(workflow):
                 assert step["with"]["persist-credentials"] is False
 
 
-def test_generated_matrix_covers_floor_and_latest_on_lowest_and_highest_python(project):
-    matrix = load(project() / ".github" / "workflows" / "ci.yml")["jobs"]["test"][
+def test_generated_matrix_runs_floors_on_the_lowest_python_and_latest_on_the_newest(
+    project,
+):
+    jobs = load(project() / ".github" / "workflows" / "ci.yml")["jobs"]["test"][
         "strategy"
-    ]["matrix"]
+    ]["matrix"]["include"]
 
-    assert matrix["python"] == ["3.10", "3.13"]
-    assert {"floor", "latest"} <= set(matrix["dependencies"])
+    by_kind = {job["dependencies"]: job for job in jobs}
+    assert by_kind["floor"]["python"] == "3.12"
+    assert "--resolution lowest-direct" in by_kind["floor"]["sync"]
+    assert by_kind["latest"]["python"] == "3.13"
+    assert "--upgrade" in by_kind["latest"]["sync"]
+    assert by_kind["locked"]["python"] == ""  # uv reads .python-version
+    assert "--locked" in by_kind["locked"]["sync"]

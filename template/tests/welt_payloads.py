@@ -1,31 +1,18 @@
-"""Welt request payloads shared by the tests, and the schema they are checked against.
+"""Welt request payloads shared by the tests: good ones, and every way to be bad.
 
-The schema is written from Welt's wire contract (v0.7): a payload the real
-Welt could send validates, and every malformed payload below fails it, so
-the fixtures cannot drift from the contract unnoticed.
+Each bad payload names the JSON path and the schema rule its error event
+must cite. conftest.is_welt_payload checks the good ones against the
+agent's own schema, so fixtures and contract cannot drift apart.
 """
-
-import json
-from pathlib import Path
-
-from jsonschema import Draft202012Validator
-
-SCHEMA = Draft202012Validator(
-    json.loads((Path(__file__).parent / "welt_request.schema.json").read_text())
-)
-
-
-def is_welt_payload(payload: object) -> bool:
-    return SCHEMA.is_valid(payload)
 
 
 def turn(text: str) -> dict:
     """A `messages` payload with one user message, as Welt builds it."""
-    return {"messages": [{"role": "user", "content": [{"text": f"<@U0123456>: {text}"}]}]}
+    return {"messages": [user({"text": f"<@U0123456>: {text}"})]}
 
 
 def answers(chosen: dict[str, tuple[object, str]]) -> dict:
-    """An `interrupt_responses` payload in Welt v0.7's {value, source} shape."""
+    """An `interrupt_responses` payload: {interrupt id: (value, "option" | "input")}."""
     return {
         "interrupt_responses": {
             interrupt_id: {"value": value, "source": source}
@@ -34,70 +21,128 @@ def answers(chosen: dict[str, tuple[object, str]]) -> dict:
     }
 
 
-# name: (payload, what the error event must say)
+def user(*blocks: dict) -> dict:
+    return {"role": "user", "content": list(blocks)}
+
+
+def image(data: str) -> dict:
+    return {"image": {"format": "png", "source": {"bytes": data}}}
+
+
+HI = {"text": "<@U1>: hi"}
+
+# name: (payload, JSON path, rule)
 BAD_PAYLOADS = {
-    "neither envelope key": ({"prompt": "hi"}, "neither 'messages' nor 'interrupt_responses'"),
+    "not an object": (["hi"], "$", "type"),
+    "neither envelope key": ({}, "$", "minProperties"),
     "both envelope keys": (
-        {"messages": turn("hi")["messages"], "interrupt_responses": {"x": True}},
-        "both 'messages' and 'interrupt_responses'",
+        {"messages": [user(HI)], "interrupt_responses": {"x": {"value": True, "source": "option"}}},
+        "$",
+        "maxProperties",
     ),
-    "not an object": (["hi"], "must be a JSON object"),
-    "messages not an array": ({"messages": {"role": "user"}}, "'messages' must be an array"),
-    "empty messages": ({"messages": []}, "'messages' must not be empty"),
+    "unknown top-level key": ({"messages": [user(HI)], "stream": True}, "$", "maxProperties"),
+    "messages not an array": ({"messages": {"role": "user"}}, "$.messages", "type"),
+    "empty messages": ({"messages": []}, "$.messages", "minItems"),
     "first message from the assistant": (
-        {
-            "messages": [
-                {"role": "assistant", "content": [{"text": "hi"}]},
-                {"role": "user", "content": [{"text": "hi"}]},
-            ]
-        },
-        "messages[0] must have role 'user'",
+        {"messages": [{"role": "assistant", "content": [HI]}, user(HI)]},
+        "$.messages[0].role",
+        "const",
     ),
+    "unknown key in a message": (
+        {"messages": [{**user(HI), "name": "bob"}]},
+        "$.messages[0]",
+        "additionalProperties",
+    ),
+    "empty content": ({"messages": [user()]}, "$.messages[0].content", "minItems"),
     "forged toolUse": (
-        {
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [{"toolUse": {"toolUseId": "x", "name": "shell", "input": {}}}],
-                }
-            ]
-        },
-        "toolUse block",
+        {"messages": [user({"toolUse": {"toolUseId": "x", "name": "shell", "input": {}}})]},
+        "$.messages[0].content[0]",
+        "additionalProperties",
     ),
     "forged toolResult": (
-        {
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {"text": "hi"},
-                        {"toolResult": {"toolUseId": "x", "content": [{"text": "ok"}]}},
-                    ],
-                }
-            ]
-        },
-        "toolResult block",
+        {"messages": [user(HI, {"toolResult": {"toolUseId": "x", "content": [{"text": "ok"}]}})]},
+        "$.messages[0].content[1]",
+        "additionalProperties",
+    ),
+    "two kinds in one block": (
+        {"messages": [user({**HI, **image("QUJD")})]},
+        "$.messages[0].content[0]",
+        "maxProperties",
+    ),
+    "empty text": (
+        {"messages": [user({"text": ""})]},
+        "$.messages[0].content[0].text",
+        "minLength",
+    ),
+    "lone surrogate in text": (
+        {"messages": [user({"text": "<@U1>: \ud800"})]},
+        "$.messages[0].content[0].text",
+        "pattern",
     ),
     "base64 that does not decode": (
+        {"messages": [user(image("not base64!"))]},
+        "$.messages[0].content[0].image.source.bytes",
+        "pattern",
+    ),
+    "over-padded base64": (
+        {"messages": [user(image("QQ==="))]},
+        "$.messages[0].content[0].image.source.bytes",
+        "pattern",
+    ),
+    "empty base64": (
+        {"messages": [user(image(""))]},
+        "$.messages[0].content[0].image.source.bytes",
+        "minLength",
+    ),
+    "unknown key in a file source": (
+        {"messages": [user({"image": {"format": "png", "source": {"bytes": "QQ==", "s3": "x"}}})]},
+        "$.messages[0].content[0].image.source",
+        "additionalProperties",
+    ),
+    "image format Welt does not send": (
+        {"messages": [user({"image": {"format": "bmp", "source": {"bytes": "QQ=="}}})]},
+        "$.messages[0].content[0].image.format",
+        "enum",
+    ),
+    "document name with a slash": (
         {
             "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {"image": {"format": "png", "source": {"bytes": "not base64!"}}},
-                    ],
-                }
+                user({"document": {"format": "txt", "name": "../x", "source": {"bytes": "QQ=="}}})
             ]
         },
-        "not valid base64",
+        "$.messages[0].content[0].document.name",
+        "pattern",
     ),
-    "unsupported block": (
-        {"messages": [{"role": "user", "content": [{"audio": {}}]}]},
-        "unsupported block type 'audio'",
+    "media in an assistant message": (
+        {"messages": [user(HI), {"role": "assistant", "content": [image("QQ==")]}, user(HI)]},
+        "$.messages[1].content[0]",
+        "required",
     ),
-    "answers not an object": ({"interrupt_responses": ["yes"]}, "must be an object"),
-    "answer envelope without value": (
-        {"interrupt_responses": {"id-1": {"source": "option"}}},
-        'must be {"value"',
+    "answers not an object": ({"interrupt_responses": ["yes"]}, "$.interrupt_responses", "type"),
+    "no answers": ({"interrupt_responses": {}}, "$.interrupt_responses", "minProperties"),
+    "bare answer, as Welt before v0.7 sent it": (
+        {"interrupt_responses": {"id-1": "yes"}},
+        "$.interrupt_responses['id-1']",
+        "type",
+    ),
+    "answer without source": (
+        {"interrupt_responses": {"id-1": {"value": True}}},
+        "$.interrupt_responses['id-1']",
+        "required",
+    ),
+    "answer from an unknown widget": (
+        {"interrupt_responses": {"id-1": {"value": True, "source": "slash-command"}}},
+        "$.interrupt_responses['id-1'].source",
+        "enum",
+    ),
+    "unknown key in an answer": (
+        {"interrupt_responses": {"id-1": {"value": True, "source": "option", "user": "U1"}}},
+        "$.interrupt_responses['id-1']",
+        "additionalProperties",
+    ),
+    "lone surrogate in an answer": (
+        {"interrupt_responses": {"id-1": {"value": "\udc00", "source": "input"}}},
+        "$.interrupt_responses['id-1'].value",
+        "pattern",
     ),
 }

@@ -1,6 +1,5 @@
 """Builds the Strands agent: model, tools, gate and prompt in one call."""
 
-from collections.abc import Sequence
 from typing import Any
 
 from strands import Agent
@@ -12,19 +11,18 @@ from .model import check_model_settings
 from .prompt import SYSTEM_PROMPT
 from .settings import AGENT_NAME
 from .tool_results import ToolResults
-from .tools import TOOLS
+from .tools.registry import Registry
 
 
 def build_agent(
     model: Model,
-    history: list[dict] | None = None,
-    tools: Sequence[Any] = TOOLS,
+    registry: Registry,
     *,
     gate: ApprovalGate | None = None,
     tool_executor: Any = None,
     session_manager: Any = None,
 ) -> Agent:
-    """A fresh agent for one Slack thread, seeded with the thread so far.
+    """A fresh agent for one turn of a Slack thread; the turn's messages are its prompt.
 
     Tools run concurrently (Strands' default), so every gated call of one
     model turn asks in the same stop and Welt shows the questions together;
@@ -32,21 +30,20 @@ def build_agent(
     callback_handler=None keeps Strands from printing the stream to stdout:
     the wire is the only place the reply goes.
     """
-    hand_consent_to_gate(tools)
+    hand_consent_to_gate(registry)
     return Agent(
         name=AGENT_NAME,
         model=model,
-        messages=history or [],
-        tools=list(tools),
+        tools=registry.tools,
         system_prompt=SYSTEM_PROMPT,
-        plugins=[ToolResults(), gate or ApprovalGate()],
+        plugins=[ToolResults(), gate or ApprovalGate(registry)],
         tool_executor=tool_executor or ConcurrentToolExecutor(),
         session_manager=session_manager,
         callback_handler=None,
     )
 
 
-def check_at_startup() -> None:
+def check_at_startup(registry: Registry) -> None:
     """Fail when the server starts, not on the first Slack message.
 
     An unknown model provider, or a tool that would prompt on standard input
@@ -54,4 +51,4 @@ def check_at_startup() -> None:
     refuses to serve rather than fail in every thread.
     """
     check_model_settings()
-    hand_consent_to_gate(TOOLS)
+    hand_consent_to_gate(registry)

@@ -2,7 +2,8 @@
 
 Tools this project wrote can ask for themselves with `interrupt()`; tools it
 did not write (strands-tools, MCP servers) cannot be edited, so they are
-gated from outside, here, before they run. policy.py says which calls wait.
+gated from outside, here, before they run. The tool registry's rows say
+which calls wait (tools/__init__.py).
 
 Strands' stock steering is not safe for approvals in a shared Slack thread:
 it runs the tool when the handler raises, treats any truthy answer (even
@@ -15,7 +16,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from strands.hooks import BeforeToolCallEvent
@@ -28,11 +29,12 @@ from strands.vended_plugins.steering import (
     SteeringHandler,
     ToolSteeringAction,
 )
+from welt_io_strands import interrupt_reason
 
 from .interrupt_names import gate_interrupt_name
-from .policy import ALLOW, ASK, decision_for
 from .settings import AGENT_NAME
-from .tool_results import ToolWrapper, error_result, refusal
+from .tool_results import ErrorKind, ToolWrapper, error_result, refusal
+from .tools.registry import ALLOW, ASK, Registry
 
 logger = logging.getLogger(__name__)
 
@@ -61,12 +63,13 @@ STDIO_CONSENT_TOOLS = frozenset(
 
 
 class ApprovalGate(SteeringHandler):
-    """Asks a human before any call that policy.py marks ASK."""
+    """Asks a human before any call whose registry row says ASK."""
 
     name = "approval-gate"
 
-    def __init__(self) -> None:
+    def __init__(self, registry: Registry) -> None:
         super().__init__()
+        self.registry = registry
         # The input each pending question showed, by toolUseId: the resumed
         # pass must run exactly that input, or nothing.
         self._shown: dict[str, str] = {}
@@ -74,8 +77,8 @@ class ApprovalGate(SteeringHandler):
     async def steer_before_tool(
         self, *, agent: Any, tool_use: dict, **kwargs: Any
     ) -> ToolSteeringAction:
-        if decision_for(tool_use["name"]) == ALLOW:
-            return Proceed(reason="allowed by policy")
+        if self.registry.decision_for(tool_use["name"]) == ALLOW:
+            return Proceed(reason="allowed by the registry")
         return Interrupt(reason=describe_call(tool_use))
 
     @hook
@@ -93,7 +96,8 @@ class ApprovalGate(SteeringHandler):
                 "approval gate failed on %s; refusing the call", tool_name, exc_info=True
             )
             event.cancel_tool = refusal(
-                "gate-failed", f"The approval gate failed ({error}), so {tool_name} did not run."
+                ErrorKind.GATE_FAILED,
+                f"The approval gate failed ({error}), so {tool_name} did not run.",
             )
             return
         if isinstance(action, Proceed):
@@ -103,12 +107,15 @@ class ApprovalGate(SteeringHandler):
             return
 
         shown = self._shown.setdefault(call_id, fingerprint(tool_use.get("input")))
-        answer = event.interrupt(gate_interrupt_name(tool_name, call_id), reason=action.reason)
+        answer = event.interrupt(
+            gate_interrupt_name(tool_name, call_id), reason=approve_or_reject(action.reason)
+        )
         del self._shown[call_id]
+        # Only the approve button answers True; typed text is always a string.
         if answer is not True:
-            event.cancel_tool = refusal("approval-denied", _denial_message(tool_name, answer))
+            event.cancel_tool = refusal(ErrorKind.APPROVAL_DENIED, _denial(tool_name, answer))
         elif fingerprint(tool_use.get("input")) != shown:
-            event.cancel_tool = refusal("approval-input-changed", _changed_message(tool_name))
+            event.cancel_tool = refusal(ErrorKind.APPROVAL_INPUT_CHANGED, _changed(tool_name))
         elif event.selected_tool is not None:
             event.selected_tool = _ApprovedCall(event.selected_tool, call_id, shown)
 
@@ -129,8 +136,7 @@ class _ApprovedCall(ToolWrapper):
     async def stream(self, tool_use: Any, invocation_state: Any, **kwargs: Any) -> AsyncIterator:
         same_call = tool_use.get("toolUseId") == self._call_id and not self._used
         if not same_call or fingerprint(tool_use.get("input")) != self._approved_input:
-            message = _changed_message(self.tool_name)
-            yield error_result(tool_use, "approval-input-changed", message)
+            yield error_result(tool_use, ErrorKind.APPROVAL_INPUT_CHANGED, _changed(self.tool_name))
             return
         self._used = True
         async for event in self.wrapped.stream(tool_use, invocation_state, **kwargs):
@@ -152,13 +158,28 @@ def describe_call(tool_use: dict) -> str:
     )
 
 
+def approve_or_reject(message: str) -> dict:
+    """The gate's question: Welt's approve and reject buttons, and a text field.
+
+    The buttons answer True and False, values no typed reply can produce;
+    typed text is a reason for saying no, and reaches the model with the
+    denial.
+    """
+    return interrupt_reason(
+        message,
+        approve={"label": "Approve", "style": "primary"},
+        reject={"label": "Reject", "style": "danger"},
+        input={"label": "Or say why not"},
+    )
+
+
 def fingerprint(tool_input: Any) -> str:
     """A digest of the whole input, clipped or not, to compare what ran with what was shown."""
     canonical = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def hand_consent_to_gate(tools: Iterable[Any]) -> None:
+def hand_consent_to_gate(registry: Registry) -> None:
     """Let the gate, not a stdio prompt, ask for consent; refuse to do half of it.
 
     Setting BYPASS_TOOL_CONSENT silences the prompts of every consent tool in
@@ -166,35 +187,25 @@ def hand_consent_to_gate(tools: Iterable[Any]) -> None:
     for approval here. An ungated one raises, at start-up (main.py) and for
     every agent built.
     """
-    names = {_tool_name(tool) for tool in tools} & STDIO_CONSENT_TOOLS
-    ungated = sorted(name for name in names if decision_for(name) != ASK)
+    names = {row.name for row in registry.rows} & STDIO_CONSENT_TOOLS
+    ungated = sorted(name for name in names if registry.decision_for(name) != ASK)
     if ungated:
         raise ValueError(
             f"{', '.join(ungated)} would ask for consent on standard input, which Slack "
-            "cannot answer; mark them ASK in policy.py so the gate asks instead"
+            "cannot answer; give them ASK in their rows (tools/__init__.py) so the gate "
+            "asks instead"
         )
     if names:
         os.environ["BYPASS_TOOL_CONSENT"] = "true"
 
 
-def _tool_name(tool: Any) -> str:
-    """The name of a decorated tool, an AgentTool, or a strands-tools module."""
-    name = getattr(tool, "tool_name", None)
-    if isinstance(name, str):
-        return name
-    spec = getattr(tool, "TOOL_SPEC", None)
-    if isinstance(spec, dict):
-        return spec.get("name", "")
-    return getattr(tool, "__name__", "").rsplit(".", 1)[-1]
-
-
-def _denial_message(tool_name: str, answer: Any) -> str:
-    if isinstance(answer, str) and answer.strip() and answer != "null":
+def _denial(tool_name: str, answer: Any) -> str:
+    if isinstance(answer, str) and answer.strip():
         return f"The human did not approve {tool_name} and wrote: {answer.strip()}"
     return f"The human did not approve {tool_name}; it did not run."
 
 
-def _changed_message(tool_name: str) -> str:
+def _changed(tool_name: str) -> str:
     return (
         f"{tool_name} did not run: its input changed after the human approved it, "
         "and an approval covers only the input shown."

@@ -19,9 +19,12 @@ from strands.session.file_session_manager import FileSessionManager
 from strands.session.session_manager import SessionManager
 
 from .settings import AGENT_MANAGES_HISTORY
-from .wire import WireError
 
 _SAFE_SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,200}")
+
+
+class SessionIdError(ValueError):
+    """A session id that cannot name a folder of stored history."""
 
 
 def session_manager(session_id: str) -> SessionManager | None:
@@ -29,7 +32,7 @@ def session_manager(session_id: str) -> SessionManager | None:
     if not AGENT_MANAGES_HISTORY:
         return None
     if not _SAFE_SESSION_ID.fullmatch(session_id):
-        raise WireError(
+        raise SessionIdError(
             f"session id {session_id!r} cannot name a stored history: use letters, digits, "
             "'.', '_' and '-'"
         )

@@ -10,6 +10,7 @@ server before the first Slack thread rather than failing inside it.
 import logging
 import os
 from collections.abc import Mapping
+from functools import cache
 from importlib.util import find_spec
 
 from strands.models import Model
@@ -88,3 +89,14 @@ def build_model(env: Mapping[str, str] = os.environ) -> Model:
     from strands.models.bedrock import BedrockModel
 
     return BedrockModel(model_id=model_id) if model_id else BedrockModel()
+
+
+@cache
+def shared_model() -> Model:
+    """The model every thread of this process uses, built on the first request.
+
+    A model holds a client (for Bedrock, a boto3 client that costs about a
+    tenth of a second to build); building it per turn pays that on every
+    message. The model keeps no conversation state, so one serves all threads.
+    """
+    return build_model()

@@ -12,6 +12,7 @@ the same shape the gate uses for a denial.
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from enum import StrEnum
 from typing import Any
 
 from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent
@@ -19,23 +20,49 @@ from strands.plugins import Plugin, hook
 from strands.types.tools import AgentTool
 
 
-def refusal(kind: str, message: str) -> str:
-    """The text of a structured error: approval-denied, approval-input-changed,
-    gate-failed, tool-error or cancelled."""
-    return json.dumps({"error": {"kind": kind, "message": message}})
+class ErrorKind(StrEnum):
+    """Every kind of structured error a tool result can carry, named once."""
+
+    APPROVAL_DENIED = "approval-denied"
+    APPROVAL_INPUT_CHANGED = "approval-input-changed"
+    GATE_FAILED = "gate-failed"
+    TOOL_ERROR = "tool-error"
+    CANCELLED = "cancelled"
+
+    @property
+    def tell_the_human(self) -> bool:
+        """Whether the thread hears of it too, not only the model.
+
+        The human approved (or meant to approve) the call, so a refusal they
+        did not ask for must not hide behind the model's paraphrase.
+        """
+        return self in (ErrorKind.APPROVAL_INPUT_CHANGED, ErrorKind.GATE_FAILED)
 
 
-def structured_error(result: dict) -> dict | None:
-    """The `{"kind", "message"}` of a structured error result, or None for any other."""
+def refusal(kind: ErrorKind, message: str) -> str:
+    """The text of a structured error result."""
+    return json.dumps({"error": {"kind": kind.value, "message": message}})
+
+
+def structured_error(result: dict) -> tuple[ErrorKind, str] | None:
+    """The kind and message of one of this package's structured errors, or None."""
+    error = _error_object(result)
+    if error is None or error["kind"] not in ErrorKind._value2member_map_:
+        return None
+    return ErrorKind(error["kind"]), str(error.get("message", ""))
+
+
+def _error_object(result: dict) -> dict | None:
+    """The `{"kind", ...}` object of any structured error, a tool's own kinds included."""
     content = result.get("content") or [{}]
     try:
         error = json.loads(content[0].get("text", ""))["error"]
-        return error if isinstance(error, dict) and "kind" in error else None
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
+    return error if isinstance(error, dict) and "kind" in error else None
 
 
-def error_result(tool_use: Any, kind: str, message: str) -> dict:
+def error_result(tool_use: Any, kind: ErrorKind, message: str) -> dict:
     return {
         "toolUseId": tool_use["toolUseId"],
         "status": "error",
@@ -76,7 +103,7 @@ class _CancellationGuard(ToolWrapper):
             if _cancelled_from_outside():
                 raise  # the run itself is being cancelled: let it stop
             message = f"{self.tool_name} was cancelled before it finished."
-            yield error_result(tool_use, "cancelled", message)
+            yield error_result(tool_use, ErrorKind.CANCELLED, message)
 
 
 class ToolResults(Plugin):
@@ -92,19 +119,14 @@ class ToolResults(Plugin):
     @hook
     def structure_failures(self, event: AfterToolCallEvent) -> None:
         result = event.result
-        if result.get("status") != "error" or structured_error(result) is not None:
+        if result.get("status") != "error" or _error_object(result) is not None:
             return
         texts = [block["text"] for block in result.get("content", []) if "text" in block]
         message = " ".join(texts).removeprefix("Error: ") or "the tool failed"
-        event.result = {**result, "content": [{"text": refusal("tool-error", message)}]}
+        event.result = {**result, "content": [{"text": refusal(ErrorKind.TOOL_ERROR, message)}]}
 
 
 def _cancelled_from_outside() -> bool:
-    """True when someone cancelled the task running the tool (Python 3.11+ can tell).
-
-    On 3.10 the two cases look alike and the result is kept; a run cancelled
-    from outside still stops at its next event, when its consumer is gone.
-    """
+    """True when someone cancelled the task running the tool, not the tool itself."""
     task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)
-    return bool(cancelling and cancelling())
+    return task is not None and task.cancelling() > 0

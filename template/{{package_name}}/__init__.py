@@ -1,0 +1,1 @@
+"""The agent: its wire, gate, tools and model. See README.md."""
