@@ -1,31 +1,74 @@
-"""Shared by the benchmarks: a rendered default project with its environment."""
+"""Shared by the benchmarks: a rendered default project with its environment.
 
+The default project pins its Python in .python-version (3.13; 3.12 at the
+least), so uv builds its environment with a matching interpreter from this
+machine, never with the Python running the benchmark.
+"""
+
+import glob
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import httpx
+from uv import find_uv_bin
 
 TEMPLATE = Path(__file__).resolve().parent.parent
 
+# uv by its real path: a version manager's `uv` shim can fail inside a folder
+# with a .python-version file.
+UV = find_uv_bin()
 
-def uv_env() -> dict[str, str]:
+
+def project_python(project: Path) -> str:
+    """The Python version the project pins, such as "3.13"."""
+    return (project / ".python-version").read_text().strip()
+
+
+def python_for(version: str) -> str:
+    """The path of an installed interpreter for a version; fails naming the version."""
+    if version == f"{sys.version_info.major}.{sys.version_info.minor}":
+        return sys.executable
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    raise SystemExit(f"the default project needs Python {version}, which is not installed here")
+
+
+def uv_env(python: str | None = None) -> dict[str, str]:
+    """This environment, offline-safe, with uv pinned to an interpreter when one is given."""
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    env.update(AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=sys.executable, UV_PYTHON_DOWNLOADS="never")
+    env.update(AWS_EC2_METADATA_DISABLED="true", UV_PYTHON_DOWNLOADS="never")
+    if python:
+        env["UV_PYTHON"] = python
     return env
 
 
 def rendered_project() -> Path:
-    """The default project in a temporary folder, its environment synced."""
-    from copier import run_copy
+    """The default project in a temporary folder, its environment synced and compiled.
 
+    Bytecode is compiled up front, so a timed run measures imports and
+    requests, not the first run writing .pyc files.
+    """
+    from copier import run_copy
+    from copier.errors import DirtyLocalWarning
+
+    # The benchmarks render HEAD plus local changes on purpose.
+    warnings.simplefilter("ignore", DirtyLocalWarning)
     root = Path(tempfile.mkdtemp(prefix="bench-")) / "agent"
     run_copy(str(TEMPLATE), root, defaults=True, vcs_ref="HEAD", quiet=True)
-    subprocess.run(["uv", "sync", "-q"], cwd=root, env=uv_env(), check=True)
+    env = uv_env(python_for(project_python(root)))
+    subprocess.run([UV, "sync", "-q"], cwd=root, env=env, check=True)
+    python = str(root / ".venv" / "bin" / "python")
+    subprocess.run([python, "-m", "compileall", "-q", "-j", "0", str(root)], cwd=root, check=False)
     return root
 
 
@@ -35,9 +78,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def serve(project: Path, script: str, port: int) -> subprocess.Popen:
+def serve(project: Path, script: str, port: int, **extra_env: str) -> subprocess.Popen:
     """Run a script with the project's interpreter, serving on a port."""
-    env = {**uv_env(), "PORT": str(port)}
+    env = {**uv_env(), "PORT": str(port), **extra_env}
     return subprocess.Popen(
         [str(project / ".venv" / "bin" / "python"), "-c", script],
         cwd=project,

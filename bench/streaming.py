@@ -26,7 +26,9 @@ from my_welt_agent.conversations import Conversations
 from my_welt_agent.scripted_model import ScriptedModel, reply
 
 chunks = [f"w{{n}} " for n in range({DELTAS})]
-main.conversations = Conversations(new_model=lambda: ScriptedModel(reply(*chunks)))
+main.conversations = Conversations(
+    new_model=lambda: ScriptedModel(reply(*chunks)), registry=main.registry
+)
 uvicorn.run(main.app, port=int(os.environ["PORT"]), log_level="warning")
 """
 

@@ -8,17 +8,17 @@ from conftest import run
 pytestmark = pytest.mark.slow
 
 CASES = {
-    "defaults (every tool)": {},
+    "defaults (every tool, Python 3.13)": {},
+    "richest (history, anthropic, Python 3.12)": {
+        "model_provider": "anthropic",
+        "agent_manages_history": True,
+        "python_version": "3.12",
+    },
     "minimal agent, unlisted tools allowed": {
         "include_sample_tools": False,
         "include_image_generation": False,
         "gate_unlisted_tools": False,
     },
-    "anthropic provider, agent-managed history": {
-        "model_provider": "anthropic",
-        "agent_manages_history": True,
-    },
-    "openai-compatible provider": {"model_provider": "openai"},
 }
 
 
@@ -61,3 +61,21 @@ def test_generated_test_suite_passes(built):
     summary = re.search(r"(\d+) passed", result.stdout)
     assert summary and int(summary.group(1)) >= 30, result.stdout[-2000:]
     assert "failed" not in result.stdout.splitlines()[-1]
+
+
+def test_the_agents_guide_example_passes_ruff_and_runs(built):
+    guide = (built / "AGENTS.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", guide, re.DOTALL)
+    path = built / "tests" / "test_agents_guide_example.py"
+    path.write_text(example)
+    try:
+        checks = [
+            ["uv", "run", "--no-sync", "ruff", "check", str(path)],
+            ["uv", "run", "--no-sync", "ruff", "format", "--check", str(path)],
+            ["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+        ]
+        for command in checks:
+            result = run(command, built)
+            assert result.returncode == 0, (command, result.stdout[-3000:], result.stderr)
+    finally:
+        path.unlink()
