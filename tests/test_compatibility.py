@@ -1,9 +1,9 @@
 """Declared floors are tested claims: the generated suite passes at both ends of each range.
 
 The floor environment is resolved with uv's lowest-direct resolution on the
-lowest supported Python, the latest with every release upgraded on the
-highest; the test reads the installed metadata to prove each ran where it
-says.
+lowest supported Python (3.12), the latest with every release upgraded on the
+newest offered (3.13); the test reads the installed metadata to prove each
+ran where it says.
 """
 
 import json
@@ -20,21 +20,30 @@ PINNED = (
     "strands-agents-tools",
     "welt-io-strands",
     "bedrock-agentcore",
+    "jsonschema",
 )
 STRANDS_FLOOR = (
     "1.30.0"  # strands.vended_plugins.steering and Agent(plugins=...) arrived here
 )
 
 
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    return render(tmp_path_factory.mktemp("compat") / "agent")
+RENDERINGS = {
+    "default": {},
+    "richest": {"agent_manages_history": True, "model_provider": "anthropic"},
+}
+
+
+@pytest.fixture(scope="module", params=RENDERINGS.values(), ids=RENDERINGS.keys())
+def rendered(request, tmp_path_factory):
+    return render(tmp_path_factory.mktemp("compat") / "agent", **request.param)
 
 
 def declared_floors(project) -> dict[str, str]:
     text = (project / "pyproject.toml").read_text()
     return dict(
-        re.findall(r'"([a-z-]+)>=([0-9.]+)"', text.split("[dependency-groups]")[0])
+        re.findall(
+            r'"([a-z-]+)(?:\[[a-z,]+\])?>=([0-9.]+)[,"]', text.split("[dependency-groups]")[0]
+        )
     )
 
 
@@ -63,21 +72,29 @@ def environment(rendered, tmp_path, python, *sync_options):
     return project
 
 
-def assert_suite_passes(project, python):
-    result = run_in(
+def assert_checks_pass(project, python):
+    """ruff, ruff format and the suite, untouched, as CI's floor and latest jobs run them."""
+    for command in (
+        ["uv", "run", "--no-sync", "ruff", "check", "."],
+        ["uv", "run", "--no-sync", "ruff", "format", "--check", "."],
         ["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"],
-        project,
-        python,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    ):
+        result = run_in(command, project, python)
+        assert result.returncode == 0, (command, result.stdout[-4000:], result.stderr[-2000:])
 
 
-def test_strands_floor_is_the_release_with_vended_steering(rendered):
-    assert declared_floors(rendered)["strands-agents"] == STRANDS_FLOOR
+def test_strands_floor_is_the_release_with_vended_steering(project):
+    assert declared_floors(project())["strands-agents"] == STRANDS_FLOOR
+
+
+def test_adapter_range_starts_at_start_reply_and_stops_below_the_next_welt_minor(project):
+    pyproject = (project() / "pyproject.toml").read_text()
+
+    assert '"welt-io-strands>=0.9.0,<0.11"' in pyproject
 
 
 def test_generated_suite_passes_at_the_floors_on_the_lowest_python(rendered, tmp_path):
-    python = python_for("3.10")
+    python = python_for("3.12")
     project = environment(rendered, tmp_path, python, "--resolution", "lowest-direct")
 
     versions = installed(project, python)
@@ -85,7 +102,7 @@ def test_generated_suite_passes_at_the_floors_on_the_lowest_python(rendered, tmp
     assert {name: versions[name] for name in PINNED} == {
         name: floors[name] for name in PINNED
     }
-    assert_suite_passes(project, python)
+    assert_checks_pass(project, python)
 
 
 def test_generated_suite_passes_at_the_newest_releases_on_the_highest_python(
@@ -99,4 +116,4 @@ def test_generated_suite_passes_at_the_newest_releases_on_the_highest_python(
     outdated = pip_list(project, python, "--outdated", "--format", "json")
     behind = {entry["name"] for entry in outdated} & set(PINNED)
     assert behind == set(), f"not at the newest release: {behind}"
-    assert_suite_passes(project, python)
+    assert_checks_pass(project, python)

@@ -63,6 +63,21 @@ def test_generated_test_suite_passes(built):
     assert "failed" not in result.stdout.splitlines()[-1]
 
 
+def test_gating_write_document_keeps_the_rehearsal_test_green(built):
+    tools = built / "my_welt_agent" / "tools" / "__init__.py"
+    rows = tools.read_text()
+    if "Row(write_document, ALLOW" not in rows:
+        pytest.skip("this rendering has no write_document")
+    tools.write_text(rows.replace("Row(write_document, ALLOW", "Row(write_document, ASK"))
+    try:
+        suite = ["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"]
+        result = run([*suite, "tests/test_serving.py"], built)
+    finally:
+        tools.write_text(rows)
+
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
 def test_the_agents_guide_example_passes_ruff_and_runs(built):
     guide = (built / "AGENTS.md").read_text()
     (example,) = re.findall(r"```python\n(.*?)```", guide, re.DOTALL)

@@ -16,6 +16,8 @@ FINISHED = "Rehearsal done: everything above went over the wire."
 class RehearsalModel(ScriptedModel):
     """Answers each user message with the same short script, using the tools it is offered."""
 
+    records_requests = False
+
     def next_turn(self, messages: list[dict], tool_specs: list[dict] | None = None) -> list[dict]:
         offered = {spec["name"] for spec in tool_specs or []}
         step = _tool_results_since_the_last_user_text(messages)

@@ -17,6 +17,9 @@ from strands.models import Model
 class ScriptedModel(Model):
     """Plays the given turns in order, one per model call."""
 
+    # Tests read what the model was shown; a long-lived rehearsal server must not keep it.
+    records_requests = True
+
     def __init__(self, *turns: list[dict]) -> None:
         self.turns = list(turns)
         self.requests: list[list[dict]] = []
@@ -34,7 +37,8 @@ class ScriptedModel(Model):
     async def stream(
         self, messages, tool_specs=None, system_prompt=None, **kwargs
     ) -> AsyncIterator[dict]:
-        self.requests.append(copy.deepcopy(messages))
+        if self.records_requests:
+            self.requests.append(copy.deepcopy(messages))
         for event in self.next_turn(messages, tool_specs):
             yield event
 

@@ -33,6 +33,11 @@ _VALIDATOR = Draft202012Validator(SCHEMA)
 # (4/3 of the raw size) plus its name, so about 7 MB of raw file fits.
 MAX_FILE_BYTES = 7 * 1024 * 1024
 
+# Welt renders at most this many buttons, each value at most this long as
+# JSON; past either, it shows its default buttons instead.
+MAX_BUTTONS = 25
+MAX_BUTTON_VALUE = 1800
+
 # Content blocks that would put words in the model's mouth as its own past
 # actions. Welt never sends them; the schema refuses them with every other
 # unknown key, and the error says why these two matter.
@@ -129,17 +134,24 @@ def _widgets(reason: Any) -> tuple[list, bool]:
     """The values the question's buttons answer, and whether it has a text field.
 
     Read as Welt renders the reason: a structured reason shows what it
-    declares; anything else, or a structured reason that declares nothing,
-    gets Welt's default Approve and Reject buttons, which answer True and False.
+    declares; anything else (a string, a reason with an unknown key, more
+    buttons or longer values than Welt renders), or a structured reason that
+    declares nothing, gets Welt's default Approve and Reject buttons, which
+    answer True and False.
     """
+    options = reason.get("options", []) if isinstance(reason, dict) else None
     structured = (
         isinstance(reason, dict)
         and isinstance(reason.get("message"), str)
         and set(reason) <= {"message", "options", "approve", "reject", "input"}
+        and isinstance(options, list)
+        and all(isinstance(option, dict) and "value" in option for option in options)
+        and len(options) <= MAX_BUTTONS
+        and all(len(_as_json(option["value"])) <= MAX_BUTTON_VALUE for option in options)
     )
     if not structured:
         return [True, False], False
-    buttons = [option.get("value") for option in reason.get("options", [])]
+    buttons = [option["value"] for option in options]
     buttons += [True] * ("approve" in reason) + [False] * ("reject" in reason)
     takes_text = "input" in reason
     return (buttons, takes_text) if buttons or takes_text else ([True, False], False)
