@@ -5,6 +5,7 @@ least), so uv builds its environment with a matching interpreter from this
 machine, never with the Python running the benchmark.
 """
 
+import atexit
 import glob
 import os
 import shutil
@@ -53,7 +54,7 @@ def uv_env(python: str | None = None) -> dict[str, str]:
 
 
 def rendered_project() -> Path:
-    """The default project in a temporary folder, its environment synced and compiled.
+    """The default project in a temporary folder, synced and compiled; removed at exit.
 
     Bytecode is compiled up front, so a timed run measures imports and
     requests, not the first run writing .pyc files.
@@ -64,6 +65,7 @@ def rendered_project() -> Path:
     # The benchmarks render HEAD plus local changes on purpose.
     warnings.simplefilter("ignore", DirtyLocalWarning)
     root = Path(tempfile.mkdtemp(prefix="bench-")) / "agent"
+    atexit.register(shutil.rmtree, root.parent, ignore_errors=True)
     run_copy(str(TEMPLATE), root, defaults=True, vcs_ref="HEAD", quiet=True)
     env = uv_env(python_for(project_python(root)))
     subprocess.run([UV, "sync", "-q"], cwd=root, env=env, check=True)
