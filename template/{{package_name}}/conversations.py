@@ -3,8 +3,10 @@
 Welt resumes an interrupted run with a second request that carries only the
 answers, maybe hours later, maybe in another process. A run that stops on
 its questions is therefore saved to disk before they go out
-(session_store.py), and a resume restores it from there: one path, the same
-after a second or after a restart.
+(session_store.py). The process also holds on to the agent, and resumes it
+directly while it can; after a restart, or once it has let go, the run is
+restored from disk. Either way the stored record is claimed first, so only
+one delivery of the answers resumes the run.
 Requests of one thread are served one at a time, so two deliveries of the
 same answers cannot both resume the run.
 """
@@ -12,6 +14,7 @@ same answers cannot both resume the run.
 import asyncio
 import logging
 import weakref
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any
@@ -44,6 +47,9 @@ class Conversations:
         self._registry = registry
         self._new_agent = new_agent
         self.store = store or SessionStore()
+        # Runs this process still holds, by session, oldest first: a resume
+        # in the same process skips reading the run back from disk.
+        self._held: OrderedDict[str, Agent] = OrderedDict()
         # One lock per thread while a request of it runs; gone when none does.
         self._turns: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
@@ -83,6 +89,7 @@ class Conversations:
         saved, when it stops.
         """
         self.store.begin_turn(session_id)
+        self._held.pop(session_id, None)
         if not self.store.keeps_history:
             return self._new_agent(self._new_model(), self._registry)
         try:
@@ -119,8 +126,15 @@ class Conversations:
                     "The question is still open."
                 )
         self.store.claim(session_id)
+        held = self._held.pop(session_id, None)
+        if held is not None:
+            return held
         try:
-            agent = self._restored(session_id)
+            if self.store.keeps_history:
+                agent = self._restored(session_id)
+            else:
+                agent = self._new_agent(self._new_model(), self._registry)
+                self.store.restore(session_id, agent)
         except Exception as damage:
             logger.warning("could not restore the run of session %s", session_id, exc_info=True)
             self.store.done(session_id, "failed")
@@ -137,6 +151,7 @@ class Conversations:
         return agent
 
     def _restored(self, session_id: str) -> Agent:
+        """An agent with the thread's stored history, saving what the run adds."""
         manager = self.store.manager(session_id)
         return self._new_agent(self._new_model(), self._registry, session_manager=manager)
 
@@ -164,9 +179,12 @@ class Conversations:
             return
         if questions:
             reasons = {interrupt_id: asked["reason"] for interrupt_id, asked in questions.items()}
-            # A restored agent, or one with history, saved itself as it ran.
-            saved_as_it_ran = resuming or self.store.keeps_history
-            self.store.keep(session_id, reasons, None if saved_as_it_ran else agent)
+            # With history, the agent's session manager saved it as it ran.
+            self.store.keep(session_id, reasons, None if self.store.keeps_history else agent)
+            self._held[session_id] = agent
+            self._held.move_to_end(session_id)
+            while len(self._held) > self.store.max_waiting:
+                self._held.popitem(last=False)
             for asked in questions.values():
                 yield {"interrupt": asked}
         elif resuming:
