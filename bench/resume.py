@@ -1,8 +1,8 @@
 """What keeping runs on disk costs an interrupt round trip, side by side with memory.
 
 A round trip is the turn that stops on a question plus the answer that
-resumes it. In memory only (how 0.2.0 kept runs): the interrupted Agent is
-held in a dict and resumed. With storage (since 0.3.0): the run is saved
+resumes it. In memory only (how 0.1.0 kept runs): the interrupted Agent is
+held in a dict and resumed. With storage (since 0.2.0): the run is saved
 when it stops (its session files and questions.json); the answer claims the
 stored record and resumes the agent the process still holds, or, after a
 restart, a new agent restored from disk. All sides run in one process of

@@ -49,7 +49,7 @@ class Conversations:
         self.store = store or SessionStore()
         # Runs this process still holds, by session, oldest first: a resume
         # in the same process skips reading the run back from disk.
-        self._held: OrderedDict[str, Agent] = OrderedDict()
+        self._held: OrderedDict[str, tuple[Agent, set[str]]] = OrderedDict()
         # One lock per thread while a request of it runs; gone when none does.
         self._turns: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
@@ -69,8 +69,11 @@ class Conversations:
                     agent = self._resumed_agent(session_id, payload["interrupt_responses"])
                 else:
                     agent = self._fresh_agent(session_id)
-            except (CannotContinue, SessionIdError) as refused:
+            except CannotContinue as refused:
                 yield error_event(str(refused))
+                return
+            except SessionIdError as refused:
+                yield error_event(f"Refused the request: {refused}.")
                 return
             async for event in self._stream(agent, payload, session_id, resuming):
                 yield event
@@ -126,9 +129,9 @@ class Conversations:
                     "The question is still open."
                 )
         self.store.claim(session_id)
-        held = self._held.pop(session_id, None)
-        if held is not None:
-            return held
+        held, asked = self._held.pop(session_id, (None, None))
+        if held is not None and asked == set(waiting.questions):
+            return held  # the very run on disk: no need to read it back
         try:
             if self.store.keeps_history:
                 agent = self._restored(session_id)
@@ -174,14 +177,15 @@ class Conversations:
                     yield event
         except Exception as failure:
             logger.exception("run failed in session %s", session_id)
-            self.store.done(session_id, "failed")
+            if resuming:
+                self.store.done(session_id, "failed")
             yield error_event(f"The agent failed: {type(failure).__name__}: {failure}")
             return
         if questions:
             reasons = {interrupt_id: asked["reason"] for interrupt_id, asked in questions.items()}
             # With history, the agent's session manager saved it as it ran.
             self.store.keep(session_id, reasons, None if self.store.keeps_history else agent)
-            self._held[session_id] = agent
+            self._held[session_id] = (agent, set(reasons))
             self._held.move_to_end(session_id)
             while len(self._held) > self.store.max_waiting:
                 self._held.popitem(last=False)

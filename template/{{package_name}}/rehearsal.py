@@ -71,8 +71,8 @@ def _document() -> list[dict]:
 
 
 def _restart_note(messages: list[dict]) -> str:
-    """Whether the question was asked by another process than the one finishing the run."""
-    for message in messages:
+    """Whether this run's question was asked by another process than the one finishing it."""
+    for message in _since_the_last_user_text(messages):
         for block in message.get("content", []):
             asked = _ASKED_BY.search(str(block.get("toolUse", {}).get("input", "")))
             if asked and int(asked.group(1)) != os.getpid():
@@ -81,10 +81,18 @@ def _restart_note(messages: list[dict]) -> str:
 
 
 def _tool_results_since_the_last_user_text(messages: list[dict]) -> int:
-    count = 0
-    for message in reversed(messages):
+    return sum(
+        "toolResult" in block
+        for message in _since_the_last_user_text(messages)
+        for block in message.get("content", [])
+    )
+
+
+def _since_the_last_user_text(messages: list[dict]) -> list[dict]:
+    """This run's messages: with history, earlier turns are in the list too."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
         blocks = message.get("content", [])
         if message.get("role") == "user" and any("text" in block for block in blocks):
-            break
-        count += sum("toolResult" in block for block in blocks)
-    return count
+            return messages[index + 1 :]
+    return messages

@@ -197,6 +197,10 @@ class SessionStore:
         for folder in list(self._index()):
             if _age(folder / _QUESTIONS) > self.answer_within:
                 self._close(folder, "expired")
+        # A resume cut short (the process died after the claim) leaves its claim.
+        for claimed in self._root().glob(f"session_*/{_CLAIMED}"):
+            if _age(claimed) > self.answer_within:
+                self._close(claimed.parent, "failed")
 
     def _unindex(self, folder: Path) -> None:
         """A run no longer waits; an index not read yet will not list it either."""
@@ -223,6 +227,8 @@ class SessionStore:
         _write_atomically(folder / _OUTCOME, {"outcome": outcome})
 
     def _why_nothing_waits(self, folder: Path) -> str:
+        if (folder / _CLAIMED).exists():
+            return _OUTCOMES["claimed"]
         try:
             outcome = json.loads((folder / _OUTCOME).read_text())["outcome"]
             return _OUTCOMES[outcome].format(days=self._days(), max_waiting=self.max_waiting)
@@ -237,8 +243,9 @@ class SessionStore:
 
     def _folder(self, session_id: str) -> Path:
         if not _SAFE_SESSION_ID.fullmatch(session_id):
+            shown = session_id if len(session_id) <= 60 else session_id[:60] + "..."
             raise SessionIdError(
-                f"session id {session_id!r} cannot name a folder of stored state: use "
+                f"session id {shown!r} cannot name a folder of stored state: use 1 to 200 "
                 "letters, digits, '.', '_' and '-'"
             )
         # The folder FileSessionManager uses for this session id.
@@ -249,6 +256,11 @@ _OUTCOMES = {
     "answered": (
         "Nothing to resume: these answers were already given, and the run resumed once "
         "(a double click, or a retried request). Send a new message to go on."
+    ),
+    "claimed": (
+        "Nothing to resume: an earlier request already took these answers (a double "
+        "click, a retried request, or a resume cut short by a restart). Send a new "
+        "message to go on."
     ),
     "dropped": (
         "Cannot resume: this thread's question waited too long and was dropped (the "
