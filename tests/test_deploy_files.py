@@ -32,6 +32,17 @@ def test_agentcore_config_follows_the_cli_rules(project, python_version):
     assert tomllib.loads((code / "pyproject.toml").read_text())["project"]["dependencies"]
 
 
+def test_runs_waiting_for_an_answer_are_kept_on_agentcore_session_storage(project):
+    (runtime,) = json.loads((project() / "agentcore" / "agentcore.json").read_text())["runtimes"]
+
+    (storage,) = runtime["filesystemConfigurations"]
+    mount = storage["sessionStorage"]["mountPath"]
+    assert re.fullmatch(r"/mnt/[a-zA-Z0-9._-]+", mount)  # the CLI's rule: one folder under /mnt
+    assert {"name": "SESSION_STORAGE_DIR", "value": mount} in runtime["envVars"]
+    lifecycle = runtime["lifecycleConfiguration"]
+    assert 60 <= lifecycle["idleRuntimeSessionTimeout"] <= lifecycle["maxLifetime"] <= 28800
+
+
 def test_aws_targets_name_an_account_and_a_region(project):
     targets = json.loads((project() / "agentcore" / "aws-targets.json").read_text())
 

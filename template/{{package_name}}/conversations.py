@@ -1,24 +1,29 @@
-"""Runs one request of a Slack thread, and keeps interrupted runs until answered.
+"""Runs one request of a Slack thread: a new turn, or the answers that resume a stored run.
 
 Welt resumes an interrupted run with a second request that carries only the
-answers, so the interrupted agent must outlive the first request. On
-AgentCore every session has its own microVM, but the local server is one
-process for all threads: runs are kept per session id, and the store is
-bounded so a long-lived process does not grow without limit.
+answers, maybe hours later, maybe in another process. A run that stops on
+its questions is therefore saved to disk before they go out
+(session_store.py). The process also holds on to the agent, and resumes it
+directly while it can; after a restart, or once it has let go, the run is
+restored from disk. Either way the stored record is claimed first, so only
+one delivery of the answers resumes the run.
+Requests of one thread are served one at a time, so two deliveries of the
+same answers cannot both resume the run.
 """
 
+import asyncio
 import logging
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Any
 
 from strands import Agent
 from strands.models import Model
 
 from .agent import build_agent
-from .history import SessionIdError, drop_open_question, session_manager
+from .session_store import CannotContinue, SessionIdError, SessionStore
 from .tools.registry import Registry
 from .wire import answer_problem, error_event, payload_problem, reply_events
 
@@ -26,12 +31,6 @@ logger = logging.getLogger(__name__)
 
 # Used when a request carries no session header (a bare curl, say).
 LOCAL_SESSION = "local"
-
-
-@dataclass
-class _PendingRun:
-    agent: Agent
-    questions: dict[str, Any]  # interrupt id -> the reason the human saw
 
 
 class Conversations:
@@ -42,15 +41,17 @@ class Conversations:
         new_model: Callable[[], Model],
         registry: Registry,
         new_agent: Callable[..., Agent] = build_agent,
-        max_pending: int = 100,
+        store: SessionStore | None = None,
     ) -> None:
         self._new_model = new_model
         self._registry = registry
         self._new_agent = new_agent
-        self._max_pending = max_pending
-        self._pending: OrderedDict[str, _PendingRun] = OrderedDict()
-        # Sessions whose run was dropped for room, so a late answer hears why.
-        self._evicted: OrderedDict[str, None] = OrderedDict()
+        self.store = store or SessionStore()
+        # Runs this process still holds, by session, oldest first: a resume
+        # in the same process skips reading the run back from disk.
+        self._held: OrderedDict[str, tuple[Agent, set[str]]] = OrderedDict()
+        # One lock per thread while a request of it runs; gone when none does.
+        self._turns: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     async def respond(self, payload: Any, session_id: str | None) -> AsyncIterator[dict]:
         """Payload, schema, agent, events: every failure ends in one `error` event."""
@@ -61,39 +62,110 @@ class Conversations:
             yield error_event(f"Refused the request: {problem}.")
             return
 
-        if "interrupt_responses" in payload:
-            problem = self._resume_problem(session_id, payload["interrupt_responses"])
-            if problem:
-                yield error_event(problem)
-                return
-            agent = self._pending.pop(session_id).agent
-        else:
-            # A new message in the thread supersedes any question still open.
-            self._pending.pop(session_id, None)
-            self._evicted.pop(session_id, None)
+        resuming = "interrupt_responses" in payload
+        async with self._one_at_a_time(session_id):
             try:
-                agent = self._fresh_agent(session_id)
-            except SessionIdError as problem:
-                yield error_event(f"Refused the request: {problem}.")
+                if resuming:
+                    agent = self._resumed_agent(session_id, payload["interrupt_responses"])
+                else:
+                    agent = self._fresh_agent(session_id)
+            except CannotContinue as refused:
+                yield error_event(str(refused))
                 return
+            except SessionIdError as refused:
+                yield error_event(f"Refused the request: {refused}.")
+                return
+            async for event in self._stream(agent, payload, session_id, resuming):
+                yield event
 
-        async for event in self._stream(agent, payload, session_id):
-            yield event
+    def _one_at_a_time(self, session_id: str) -> asyncio.Lock:
+        lock = self._turns.get(session_id)
+        if lock is None:
+            lock = self._turns[session_id] = asyncio.Lock()
+        return lock
 
     def _fresh_agent(self, session_id: str) -> Agent:
-        """A new agent for a turn; with stored history, the thread so far is restored into it."""
-        manager = session_manager(session_id)
-        if manager is None:
+        """A new agent for a turn; with history, the thread so far is restored into it.
+
+        Without history the agent writes nothing as it runs: Welt's payload
+        carries the whole thread, and only a run that stops on questions is
+        saved, when it stops.
+        """
+        self.store.begin_turn(session_id)
+        self._held.pop(session_id, None)
+        if not self.store.keeps_history:
             return self._new_agent(self._new_model(), self._registry)
-        agent = self._new_agent(self._new_model(), self._registry, session_manager=manager)
-        drop_open_question(agent)
+        try:
+            agent = self._restored(session_id)
+        except Exception as damage:
+            logger.warning("could not read the history of session %s", session_id, exc_info=True)
+            raise CannotContinue(
+                f"The stored history of this thread cannot be read ({damage}), so nothing "
+                "was sent to the model. Its files are kept for inspection; until they are "
+                "repaired or moved aside, this thread cannot go on."
+            ) from None
+        _drop_open_question(agent)
         return agent
 
-    async def _stream(self, agent: Agent, payload: dict, session_id: str) -> AsyncIterator[dict]:
+    def _resumed_agent(self, session_id: str, answers: dict[str, dict]) -> Agent:
+        """The stored run these answers resume, claimed for this request alone.
+
+        A refused answer loses nothing: the run keeps waiting for a good one.
+        """
+        waiting = self.store.waiting(session_id)
+        unknown = sorted(set(answers) - set(waiting.questions))
+        missing = sorted(set(waiting.questions) - set(answers))
+        if unknown:
+            raise CannotContinue(
+                f"Cannot resume: {', '.join(unknown)} is not a question this run asked."
+            )
+        if missing:
+            raise CannotContinue(f"Cannot resume: {', '.join(missing)} still needs an answer.")
+        for interrupt_id, answer in answers.items():
+            problem = answer_problem(waiting.questions[interrupt_id], answer)
+            if problem:
+                raise CannotContinue(
+                    f"Cannot resume: the answer to {interrupt_id} was refused: {problem}. "
+                    "The question is still open."
+                )
+        self.store.claim(session_id)
+        held, asked = self._held.pop(session_id, (None, None))
+        if held is not None and asked == set(waiting.questions):
+            return held  # the very run on disk: no need to read it back
+        try:
+            if self.store.keeps_history:
+                agent = self._restored(session_id)
+            else:
+                agent = self._new_agent(self._new_model(), self._registry)
+                self.store.restore(session_id, agent)
+        except Exception as damage:
+            logger.warning("could not restore the run of session %s", session_id, exc_info=True)
+            self.store.done(session_id, "failed")
+            raise CannotContinue(
+                f"Cannot resume: the stored run of this thread could not be read ({damage}). "
+                "Send a new message to start again."
+            ) from None
+        if not _is_interrupted(agent):
+            self.store.done(session_id, "failed")
+            raise CannotContinue(
+                "Cannot resume: the stored run of this thread is not waiting for an answer "
+                "(its files are damaged). Send a new message to start again."
+            )
+        return agent
+
+    def _restored(self, session_id: str) -> Agent:
+        """An agent with the thread's stored history, saving what the run adds."""
+        manager = self.store.manager(session_id)
+        return self._new_agent(self._new_model(), self._registry, session_manager=manager)
+
+    async def _stream(
+        self, agent: Agent, payload: dict, session_id: str, resuming: bool
+    ) -> AsyncIterator[dict]:
         """Stream one run; the agent's stream is always closed, so it never stays locked.
 
-        The interrupt events come last; they are held until the run is
-        stored, so an answer can never arrive before the run it resumes.
+        The interrupt events come last; they are held until the run's
+        questions are stored, so an answer can never arrive before the run
+        it resumes.
         """
         questions: dict[str, Any] = {}
         try:
@@ -105,53 +177,38 @@ class Conversations:
                     yield event
         except Exception as failure:
             logger.exception("run failed in session %s", session_id)
+            if resuming:
+                self.store.done(session_id, "failed")
             yield error_event(f"The agent failed: {type(failure).__name__}: {failure}")
             return
         if questions:
             reasons = {interrupt_id: asked["reason"] for interrupt_id, asked in questions.items()}
-            self._keep(session_id, _PendingRun(agent, reasons))
+            # With history, the agent's session manager saved it as it ran.
+            self.store.keep(session_id, reasons, None if self.store.keeps_history else agent)
+            self._held[session_id] = (agent, set(reasons))
+            self._held.move_to_end(session_id)
+            while len(self._held) > self.store.max_waiting:
+                self._held.popitem(last=False)
             for asked in questions.values():
                 yield {"interrupt": asked}
+        elif resuming:
+            self.store.done(session_id)
 
-    def _keep(self, session_id: str, run: _PendingRun) -> None:
-        self._pending[session_id] = run
-        self._pending.move_to_end(session_id)
-        while len(self._pending) > self._max_pending:
-            evicted, _ = self._pending.popitem(last=False)
-            logger.warning("dropped the interrupted run of session %s to make room", evicted)
-            self._evicted[evicted] = None
-            while len(self._evicted) > self._max_pending:
-                self._evicted.popitem(last=False)
 
-    def _resume_problem(self, session_id: str, answers: dict[str, dict]) -> str | None:
-        """Why these answers cannot resume this session's run, or None if they can.
+def _is_interrupted(agent: Agent) -> bool:
+    interrupts = getattr(agent, "_interrupt_state", None)
+    return bool(interrupts is not None and interrupts.activated)
 
-        A refused answer loses nothing: the run keeps waiting for a good one.
-        """
-        run = self._pending.get(session_id)
-        if run is None and session_id in self._evicted:
-            return (
-                "Cannot resume: this thread's question waited too long and was dropped "
-                f"(the agent keeps at most {self._max_pending} waiting runs). "
-                "Send a new message instead."
-            )
-        if run is None:
-            return (
-                "Nothing to resume in this thread: no run is waiting for an answer "
-                "(it finished, was replaced by a newer message, was dropped to make "
-                "room, or the agent restarted). Send a new message instead."
-            )
-        unknown = sorted(set(answers) - set(run.questions))
-        missing = sorted(set(run.questions) - set(answers))
-        if unknown:
-            return f"Cannot resume: {', '.join(unknown)} is not a question this run asked."
-        if missing:
-            return f"Cannot resume: {', '.join(missing)} still needs an answer."
-        for interrupt_id, answer in answers.items():
-            problem = answer_problem(run.questions[interrupt_id], answer)
-            if problem:
-                return (
-                    f"Cannot resume: the answer to {interrupt_id} was refused: {problem}. "
-                    "The question is still open."
-                )
-        return None
+
+def _drop_open_question(agent: Agent) -> None:
+    """Let a new message through when the stored thread still waits for an answer.
+
+    A new message while a question is open means the thread moved on. The
+    restored agent is still interrupted, and Strands would refuse anything
+    but answers, in this thread, for good. Clearing the interrupt lets the
+    message through; Strands then closes the unanswered tool calls itself
+    ("Tool was interrupted.") before the model sees the new message. Strands
+    has no public call for this, so the private state is read defensively.
+    """
+    if _is_interrupted(agent):
+        agent._interrupt_state.deactivate()

@@ -70,9 +70,6 @@ class ApprovalGate(SteeringHandler):
     def __init__(self, registry: Registry) -> None:
         super().__init__()
         self.registry = registry
-        # The input each pending question showed, by toolUseId: the resumed
-        # pass must run exactly that input, or nothing.
-        self._shown: dict[str, str] = {}
 
     async def steer_before_tool(
         self, *, agent: Any, tool_use: dict, **kwargs: Any
@@ -106,11 +103,17 @@ class ApprovalGate(SteeringHandler):
             event.cancel_tool = action.reason
             return
 
-        shown = self._shown.setdefault(call_id, fingerprint(tool_use.get("input")))
+        # Kept in agent.state, which is stored with the run: the resumed pass,
+        # maybe in another process, checks the very input the human saw.
+        shown_key = f"gate_shown:{call_id}"
+        shown = event.agent.state.get(shown_key)
+        if shown is None:
+            shown = fingerprint(tool_use.get("input"))
+            event.agent.state.set(shown_key, shown)
         answer = event.interrupt(
             gate_interrupt_name(tool_name, call_id), reason=approve_or_reject(action.reason)
         )
-        del self._shown[call_id]
+        event.agent.state.delete(shown_key)
         # Only the approve button answers True; typed text is always a string.
         if answer is not True:
             event.cancel_tool = refusal(ErrorKind.APPROVAL_DENIED, _denial(tool_name, answer))

@@ -1,16 +1,23 @@
-"""Rehearsal: the real tools, gate and wire, driven by a script instead of a model.
+"""Rehearsal: the real tools, gate, wire and storage, driven by a script instead of a model.
 
 Connecting Welt before paying for a model (or before AWS credentials exist)
 shows whether the Slack side works end to end: streamed text, a tool's
-indicator, a question with a text field, a file upload when the agent has
-write_document, and the resume. Set MODEL_PROVIDER=rehearsal; it is never
-the default, and every first reply says that no model is in use.
+indicator, a question with a text field, a draft to approve, a file upload,
+and the resumes. Stop the server while a question is open and start it
+again before answering: the run resumes from storage, and the last reply
+says so. Set MODEL_PROVIDER=rehearsal; it is never the default, and every
+first reply says that no model is in use.
 """
+
+import os
+import re
 
 from .scripted_model import ScriptedModel, call, reply, use
 
 NOTICE = "**Rehearsal mode: no model is in use; every reply is scripted.**"
 FINISHED = "Rehearsal done: everything above went over the wire."
+RESTARTED = "The run resumed in a new process, from storage: it outlived a restart."
+_ASKED_BY = re.compile(r"\(asked by process (\d+)\)")
 
 
 class RehearsalModel(ScriptedModel):
@@ -20,33 +27,72 @@ class RehearsalModel(ScriptedModel):
 
     def next_turn(self, messages: list[dict], tool_specs: list[dict] | None = None) -> list[dict]:
         offered = {spec["name"] for spec in tool_specs or []}
-        step = _tool_results_since_the_last_user_text(messages)
-        if step == 0:
-            return use(
-                call(
-                    "ask_human",
-                    "rehearsal-question",
-                    question="Rehearsal: type anything to check that typed answers arrive.",
-                ),
-                before=NOTICE + "\n\nFirst, a question for you.",
-            )
-        if step == 1 and "write_document" in offered:
-            return use(
-                call(
-                    "write_document",
-                    "rehearsal-file",
-                    title="Rehearsal",
-                    markdown="# Rehearsal\n\nIf this file is in the thread, uploads work.\n",
-                )
-            )
-        return reply(FINISHED)
+        steps = [_question()]
+        if "publish_report" in offered:
+            steps.append(_report())
+        if "write_document" in offered:
+            steps.append(_document())
+        done = _tool_results_since_the_last_user_text(messages)
+        if done == 0:
+            return use(steps[0], before=NOTICE + "\n\nFirst, a question for you.")
+        if done < len(steps):
+            return use(steps[done])
+        return reply(FINISHED + _restart_note(messages))
+
+
+def _question() -> list[dict]:
+    return call(
+        "ask_human",
+        "rehearsal-question",
+        question=(
+            "Rehearsal: type anything to check that typed answers arrive. To see a run "
+            "outlive a restart, stop the server and start it again before you answer. "
+            f"(asked by process {os.getpid()})"
+        ),
+    )
+
+
+def _report() -> list[dict]:
+    return call(
+        "publish_report",
+        "rehearsal-report",
+        title="Rehearsal",
+        body="If this file is in the thread, the draft you approved is the one published.",
+    )
+
+
+def _document() -> list[dict]:
+    return call(
+        "write_document",
+        "rehearsal-file",
+        title="Rehearsal",
+        markdown="# Rehearsal\n\nIf this file is in the thread, uploads work.\n",
+    )
+
+
+def _restart_note(messages: list[dict]) -> str:
+    """Whether this run's question was asked by another process than the one finishing it."""
+    for message in _since_the_last_user_text(messages):
+        for block in message.get("content", []):
+            asked = _ASKED_BY.search(str(block.get("toolUse", {}).get("input", "")))
+            if asked and int(asked.group(1)) != os.getpid():
+                return " " + RESTARTED
+    return ""
 
 
 def _tool_results_since_the_last_user_text(messages: list[dict]) -> int:
-    count = 0
-    for message in reversed(messages):
+    return sum(
+        "toolResult" in block
+        for message in _since_the_last_user_text(messages)
+        for block in message.get("content", [])
+    )
+
+
+def _since_the_last_user_text(messages: list[dict]) -> list[dict]:
+    """This run's messages: with history, earlier turns are in the list too."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
         blocks = message.get("content", [])
         if message.get("role") == "user" and any("text" in block for block in blocks):
-            break
-        count += sum("toolResult" in block for block in blocks)
-    return count
+            return messages[index + 1 :]
+    return messages

@@ -1,0 +1,128 @@
+"""What keeping runs on disk costs an interrupt round trip, side by side with memory.
+
+A round trip is the turn that stops on a question plus the answer that
+resumes it. In memory only (how 0.1.0 kept runs): the interrupted Agent is
+held in a dict and resumed. With storage (since 0.2.0): the run is saved
+when it stops (its session files and questions.json); the answer claims the
+stored record and resumes the agent the process still holds, or, after a
+restart, a new agent restored from disk. All sides run in one process of
+the generated project, with the same scripted model, tool (ask_human),
+schema check and wire; runs alternate; medians. Target: storage adds at
+most 20 % to a round trip, for persisting and for resuming from storage.
+
+    uv run python bench/resume.py [round trips per side]   # default 41
+"""
+
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+
+TARGET = 1.20
+TURN = {"messages": [{"role": "user", "content": [{"text": "<@U1>: where am I?"}]}]}
+
+
+async def measure(rounds: int) -> None:
+    """Runs in the project's environment."""
+    from my_welt_agent.agent import build_agent
+    from my_welt_agent.conversations import Conversations
+    from my_welt_agent.scripted_model import ScriptedModel, call, reply, use
+    from my_welt_agent.tools.registry import project_registry
+    from my_welt_agent.wire import payload_problem, reply_events
+
+    registry = project_registry()
+
+    def script() -> ScriptedModel:
+        return ScriptedModel(use(call("ask_human", "t1", question="Which city?")), reply("Noted."))
+
+    def answer_to(events: list[dict]) -> dict:
+        (question,) = [event["interrupt"] for event in events if "interrupt" in event]
+        return {"interrupt_responses": {question["id"]: {"value": "Oslo", "source": "input"}}}
+
+    async def in_memory(session: str, held: dict) -> tuple[float, float]:
+        model = script()
+        start = time.perf_counter()
+        assert payload_problem(TURN) is None
+        held[session] = agent = build_agent(model, registry)
+        asked = [event async for event in reply_events(agent, TURN, registry.files_from)]
+        stopped = time.perf_counter()
+        answer = answer_to(asked)
+        assert payload_problem(answer) is None
+        agent = held.pop(session)
+        resumed = [event async for event in reply_events(agent, answer, registry.files_from)]
+        assert resumed[-1] == {"data": "Noted."}, resumed
+        return stopped - start, time.perf_counter() - stopped
+
+    models: dict[str, ScriptedModel] = {}
+    # One server's conversations, as main.py has; the model is per thread.
+    server = Conversations(new_model=lambda: models[current[0]], registry=registry)
+    current = [""]
+
+    async def on_disk(session: str, restart: bool) -> tuple[float, float]:
+        models[session] = script()
+        current[0] = session
+        conversations = server
+        start = time.perf_counter()
+        asked = [event async for event in conversations.respond(TURN, session)]
+        stopped = time.perf_counter()
+        answer = answer_to(asked)
+        if restart:  # a new process: nothing held in memory, the run comes back from disk
+            conversations = Conversations(new_model=lambda: models[session], registry=registry)
+            stopped = time.perf_counter()
+        resumed = [event async for event in conversations.respond(answer, session)]
+        assert resumed[-1] == {"data": "Noted."}, resumed
+        return stopped - start, time.perf_counter() - stopped
+
+    held: dict = {}
+    await in_memory("warm", held)
+    await on_disk("warm", restart=False)
+    await on_disk("warm", restart=True)
+    sides = {
+        "memory only": lambda n: in_memory(f"m{n}", held),
+        "storage, same process": lambda n: on_disk(f"s{n}", restart=False),
+        "storage, after a restart": lambda n: on_disk(f"r{n}", restart=True),
+    }
+    times: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+    for n in range(rounds):
+        order = list(sides.items())
+        for side, run in order[n % 3 :] + order[: n % 3]:
+            times[side].append(await run(n))
+
+    memory_stop = median(stop for stop, _ in times["memory only"])
+    memory_answer = median(answer for _, answer in times["memory only"])
+    memory_trip = memory_stop + memory_answer
+    print(f"{rounds} round trips per side; medians; added cost as a share of the "
+          f"memory-only round trip ({memory_trip * 1e3:.2f} ms)")
+    for side, measured in times.items():
+        stop = median(stop for stop, _ in measured)
+        answer = median(answer for _, answer in measured)
+        print(f"  {side:25} stop {stop * 1e3:6.2f} ms (+{(stop - memory_stop) / memory_trip:5.1%})"
+              f"   answer {answer * 1e3:6.2f} ms (+{(answer - memory_answer) / memory_trip:5.1%})"
+              f"   round trip x{(stop + answer) / memory_trip:.2f}")
+    print(f"Target: each added share at most {TARGET - 1:.0%}.")
+
+
+def main(rounds: int) -> None:
+    from _project import rendered_project  # the benchmark's environment only
+
+    project = rendered_project()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(project),
+        "SESSION_STORAGE_DIR": tempfile.mkdtemp(prefix="bench-sessions-"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    python = str(project / ".venv" / "bin" / "python")
+    subprocess.run([python, __file__, "--measure", str(rounds)], cwd=project, env=env, check=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--measure"]:
+        asyncio.run(measure(int(sys.argv[2])))
+    else:
+        sys.path.insert(0, str(Path(__file__).parent))
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 41)
