@@ -1,13 +1,18 @@
-"""Tools from strands-agents-tools, imported when the first agent is built.
+"""Tools from strands-agents-tools, imported when they are first called.
 
-Every Slack thread is a new AgentCore microVM, so start-up is paid once per
-conversation. Some strands-tools modules import heavy libraries at import
-time (rich and pygments cost about a tenth of a second), so such a tool is
-named with LazyTool and imported on first use instead of at start-up.
+Every Slack thread is a new AgentCore microVM, so start-up and the first
+reply are paid once per conversation. Some strands-tools modules import
+heavy libraries (file_read brings rich and pygments, about 0.06 s), and
+Strands asks every tool for its spec when the first agent is built. A
+LazyTool answers that from the module's source, where TOOL_SPEC is a plain
+literal, and imports the module only when the model calls the tool.
 """
 
+import ast
 import importlib
 from collections.abc import AsyncIterator
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from strands.tools.tools import PythonAgentTool
@@ -22,6 +27,7 @@ class LazyTool(AgentTool):
         self._name = name
         self._module = module or f"strands_tools.{name}"
         self._tool: AgentTool | None = None
+        self._spec: dict | None = None
 
     def _loaded(self) -> AgentTool:
         if self._tool is None:
@@ -33,18 +39,39 @@ class LazyTool(AgentTool):
                 self._tool = PythonAgentTool(self._name, module.TOOL_SPEC, found)
         return self._tool
 
+    def _unloaded_spec(self) -> dict | None:
+        if self._tool is None and self._spec is None:
+            self._spec = literal_tool_spec(self._module)
+        return self._spec if self._tool is None else None
+
     @property
     def tool_name(self) -> str:
         return self._name
 
     @property
     def tool_spec(self) -> Any:
-        return self._loaded().tool_spec
+        return self._unloaded_spec() or self._loaded().tool_spec
 
     @property
     def tool_type(self) -> str:
-        return self._loaded().tool_type
+        # A module with a literal TOOL_SPEC is a module tool, which Strands calls "python".
+        return "python" if self._unloaded_spec() else self._loaded().tool_type
 
     async def stream(self, tool_use: Any, invocation_state: Any, **kwargs: Any) -> AsyncIterator:
         async for event in self._loaded().stream(tool_use, invocation_state, **kwargs):
             yield event
+
+
+def literal_tool_spec(module: str) -> dict | None:
+    """The module's TOOL_SPEC, read from its source without importing it; None if not a literal."""
+    found = find_spec(module)
+    if found is None or not found.origin:
+        return None
+    for node in ast.parse(Path(found.origin).read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(target, ast.Name) and target.id == "TOOL_SPEC" for target in targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return None
+    return None
