@@ -7,14 +7,12 @@ from conftest import run
 
 pytestmark = pytest.mark.slow
 
+# The richest rendering (history, a provider extra) runs at the floors and at
+# the newest releases in test_compatibility.py.
 CASES = {
     "defaults (every tool, Python 3.13)": {},
-    "richest (history, anthropic, Python 3.12)": {
-        "model_provider": "anthropic",
-        "agent_manages_history": True,
+    "minimal agent on Python 3.12, unlisted tools allowed": {
         "python_version": "3.12",
-    },
-    "minimal agent, unlisted tools allowed": {
         "include_sample_tools": False,
         "include_image_generation": False,
         "gate_unlisted_tools": False,

@@ -2,8 +2,8 @@
 
 Every Slack thread is a new AgentCore microVM, so start-up and the first
 reply are paid once per conversation. Some strands-tools modules import
-heavy libraries (file_read brings rich and pygments, about 0.06 s), and
-Strands asks every tool for its spec when the first agent is built. A
+heavy libraries (rich and pygments cost about 0.06 s), and Strands asks
+every tool for its spec when the first agent is built. A
 LazyTool answers that from the module's source, where TOOL_SPEC is a plain
 literal, and imports the module only when the model calls the tool.
 """
