@@ -70,20 +70,14 @@ def per_request() -> None:
 
 def main(startup_runs: int) -> None:
     from _project import rendered_project  # the benchmark's environment only
-    from startup import BARE, GENERATED, time_to_healthy
+    from startup import startup_medians
 
     project = rendered_project()
     env = {**os.environ, "PYTHONPATH": str(project)}
     python = str(project / ".venv" / "bin" / "python")
     subprocess.run([python, __file__, "--per-request"], cwd=project, env=env, check=True)
 
-    time_to_healthy(project, GENERATED)  # warm the file cache for both
-    generated, bare = [], []
-    for run in range(startup_runs):
-        order = [(generated, GENERATED), (bare, BARE)]
-        for times, script in order if run % 2 == 0 else reversed(order):
-            times.append(time_to_healthy(project, script))
-    g, b = median(generated), median(bare)
+    g, b = startup_medians(project, startup_runs)
     print(f"start to healthy /ping, median of {startup_runs}: generated {g:.3f}s, bare {b:.3f}s, "
           f"ratio {g / b:.2f} (before the schema check: {PREVIOUS_STARTUP_RATIO:.2f})")
 
