@@ -178,7 +178,7 @@ class SessionStore:
         try:
             os.rename(folder / _QUESTIONS, folder / _CLAIMED)
         except FileNotFoundError:
-            raise CannotContinue(_OUTCOMES["answered"]) from None
+            raise CannotContinue(_OUTCOMES["claimed"]) from None
         self._unindex(folder)
 
     def done(self, session_id: str, outcome: str = "answered") -> None:
