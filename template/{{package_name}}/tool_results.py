@@ -47,9 +47,11 @@ def refusal(kind: ErrorKind, message: str) -> str:
 def structured_error(result: dict) -> tuple[ErrorKind, str] | None:
     """The kind and message of one of this package's structured errors, or None."""
     error = _error_object(result)
-    if error is None or error["kind"] not in ErrorKind._value2member_map_:
-        return None
-    return ErrorKind(error["kind"]), str(error.get("message", ""))
+    try:
+        kind = ErrorKind(error["kind"]) if error else None
+    except ValueError:
+        return None  # a tool's own kind
+    return (kind, str(error.get("message", ""))) if kind else None
 
 
 def _error_object(result: dict) -> dict | None:
