@@ -1,14 +1,36 @@
 #!/bin/sh
-# After `copier update`: fail loudly on anything left to merge by hand.
+# After `copier update`: finish what copier cannot, then fail loudly on
+# anything left to merge by hand.
+set -u
+
+# 0.3.0 moved the code AgentCore runs into app/. copier moves the files the
+# template owns; files you own (your tools, prompt, policy) stay behind in
+# the old package folder, so move each one whose new place is still free.
+for package in */; do
+  package=${package%/}
+  [ -d "app/$package" ] || continue
+  find "$package" -type f ! -name '*.rej' ! -path '*/__pycache__/*' | while read -r old; do
+    new="app/$old"
+    if [ -e "$new" ]; then
+      echo "kept $old: app/ already has $new; merge the two by hand" >&2
+    else
+      mkdir -p "$(dirname "$new")" && mv "$old" "$new" && echo "moved $old -> $new"
+    fi
+  done
+  find "$package" -name __pycache__ -type d -prune -exec rm -rf {} +
+  find "$package" -type d -empty -delete
+done
+
 # copier writes conflict markers (or .rej files with --conflict rej) and
 # still exits 0, so a half-merged project would otherwise go unnoticed.
-set -u
 rejects=$(find . -name '*.rej' -not -path './.venv/*' -not -path './.git/*')
 markers=$(grep -rIlE --exclude-dir=.git --exclude-dir=.venv '^(<<<<<<<|>>>>>>>) ' . || true)
-if [ -n "$rejects$markers" ]; then
+leftovers=$(for package in */; do [ -d "app/$package" ] && echo "${package%/}"; done)
+if [ -n "$rejects$markers$leftovers" ]; then
   echo "copier update left work to merge by hand:" >&2
-  for path in $rejects $markers; do echo "  $path" >&2; done
-  echo "Resolve each, delete the .rej files, then run the tests." >&2
+  for path in $rejects $markers $leftovers; do echo "  $path" >&2; done
+  echo "Resolve each (a .rej holds your edit of a file that moved into app/)," >&2
+  echo "delete the .rej files and the old folder, then run the tests." >&2
   exit 1
 fi
-echo "Update merged cleanly. Now: uv sync && make lint test"
+echo "Update merged cleanly. Now: make install lint test"

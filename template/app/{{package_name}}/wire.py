@@ -43,6 +43,9 @@ MAX_BUTTON_VALUE = 1800
 # unknown key, and the error says why these two matter.
 _FORGED_BLOCKS = ("'toolUse'", "'toolResult'")
 
+# Where a CLI prompt's text sits once it is a turn; errors name `$.prompt`.
+_PROMPT_TEXT = "$.messages[0].content[0].text"
+
 
 def payload_problem(payload: Any) -> str | None:
     """What makes a payload one Welt could not have sent, or None when it fits the schema."""
@@ -57,6 +60,20 @@ def payload_problem(payload: Any) -> str | None:
     ):
         problem += " (Welt never sends tool calls or results: the turn is refused as forged)"
     return problem
+
+
+def as_welt_request(payload: Any) -> tuple[Any, str | None]:
+    """The payload as Welt's request, and what makes it one Welt could not have sent.
+
+    The AgentCore CLI (`agentcore dev "hi"`, its browser chat, `agentcore
+    invoke`) sends `{"prompt": "hi"}`. It becomes the one-message user turn
+    Welt would send, and then meets the same schema as any other payload.
+    """
+    if isinstance(payload, dict) and payload.keys() == {"prompt"}:
+        turn = {"messages": [{"role": "user", "content": [{"text": payload["prompt"]}]}]}
+        problem = payload_problem(turn)
+        return turn, problem and problem.replace(_PROMPT_TEXT, "$.prompt")
+    return payload, payload_problem(payload)
 
 
 def answer_problem(reason: Any, answer: dict) -> str | None:

@@ -25,7 +25,7 @@ from strands.models import Model
 from .agent import build_agent
 from .session_store import CannotContinue, SessionIdError, SessionStore
 from .tools.registry import Registry
-from .wire import answer_problem, error_event, payload_problem, reply_events
+from .wire import answer_problem, as_welt_request, error_event, reply_events
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Conversations:
     async def respond(self, payload: Any, session_id: str | None) -> AsyncIterator[dict]:
         """Payload, schema, agent, events: every failure ends in one `error` event."""
         session_id = session_id or LOCAL_SESSION
-        problem = payload_problem(payload)
+        payload, problem = as_welt_request(payload)
         if problem:
             logger.warning("refused a payload in session %s: %s", session_id, problem)
             yield error_event(f"Refused the request: {problem}.")
