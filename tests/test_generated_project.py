@@ -26,8 +26,8 @@ def built(request, tmp_path_factory):
     from conftest import render
 
     root = render(tmp_path_factory.mktemp("generated") / "agent", **request.param)
-    synced = run(["uv", "sync"], root)
-    assert synced.returncode == 0, synced.stderr
+    installed = run(["make", "install"], root)  # uv sync, then app/'s pins
+    assert installed.returncode == 0, installed.stdout + installed.stderr
     return root
 
 
@@ -62,7 +62,7 @@ def test_generated_test_suite_passes(built):
 
 
 def test_gating_write_document_keeps_the_rehearsal_test_green(built):
-    tools = built / "my_welt_agent" / "tools" / "__init__.py"
+    tools = built / "app" / "my_welt_agent" / "tools" / "__init__.py"
     rows = tools.read_text()
     if "Row(write_document, ALLOW" not in rows:
         pytest.skip("this rendering has no write_document")

@@ -70,6 +70,7 @@ BAD_ANSWERS = {
     ),
     "model id with spaces": ("model_id", "claude sonnet", "model_id must be"),
     "unknown model provider": ("model_provider", "watson", "model_provider"),
+    "unknown deploy build": ("deploy_build", "Lambda", "'deploy_build'"),
 }
 
 
@@ -82,7 +83,7 @@ def test_bad_answer_is_refused_naming_the_question(tmp_path, question, answer, m
 
     assert question in str(refused.value)
     assert message in str(refused.value)
-    assert not (tmp_path / "project" / "main.py").exists()
+    assert not (tmp_path / "project" / "app" / "main.py").exists()
 
 
 @pytest.mark.parametrize(
@@ -96,12 +97,13 @@ def test_bad_answer_is_refused_naming_the_question(tmp_path, question, answer, m
             "arn:aws:bedrock:us-east-1:123456789012:inference-profile/x.y-z:0",
         ),
         ("python_version", "3.12"),
+        ("deploy_build", "CodeZip"),
     ],
 )
 def test_good_answer_is_accepted(tmp_path, question, answer):
     root = render(tmp_path / "project", **{question: answer})
 
-    assert (root / "main.py").is_file()
+    assert (root / "app" / "main.py").is_file()
 
 
 def test_a_provider_other_than_bedrock_needs_a_model_id(tmp_path):
@@ -114,7 +116,7 @@ def test_each_provider_gets_a_working_default_model_and_only_its_extra(tmp_path,
     root = render(tmp_path / "project", model_provider=provider)
 
     pyproject = (root / "pyproject.toml").read_text()
-    settings = (root / "my_welt_agent" / "settings.py").read_text()
+    settings = (root / "app" / "my_welt_agent" / "settings.py").read_text()
 
     assert f'"strands-agents[{provider}]>=' in pyproject
     assert pyproject.count("strands-agents[") == 1

@@ -35,22 +35,23 @@ def test_defaults_give_an_agentcore_layout(project):
     root = project()
 
     for expected in (
-        "main.py",
+        "app/main.py",
+        "app/pyproject.toml",
         "pyproject.toml",
         "README.md",
         ".gitignore",
         ".copier-answers.yml",
-        "my_welt_agent/wire.py",
-        "my_welt_agent/model.py",
-        "my_welt_agent/gate.py",
-        "my_welt_agent/welt_request.schema.json",
-        "my_welt_agent/tools/registry.py",
-        "my_welt_agent/tools/ask_human.py",
+        "app/my_welt_agent/wire.py",
+        "app/my_welt_agent/model.py",
+        "app/my_welt_agent/gate.py",
+        "app/my_welt_agent/welt_request.schema.json",
+        "app/my_welt_agent/tools/registry.py",
+        "app/my_welt_agent/tools/ask_human.py",
         ".python-version",
         "tests/conftest.py",
     ):
         assert (root / expected).is_file(), expected
-    main = (root / "main.py").read_text()
+    main = (root / "app" / "main.py").read_text()
     assert "app = BedrockAgentCoreApp()" in main
     assert 'if __name__ == "__main__":' in main
     assert "app.run(port=PORT)" in main
@@ -70,7 +71,7 @@ def test_answers_file_records_the_answers_for_update(project):
 
 def test_minimal_agent_keeps_the_wire_the_gate_and_one_tool(project):
     root = project(include_sample_tools=False, include_image_generation=False)
-    package = root / "my_welt_agent"
+    package = root / "app" / "my_welt_agent"
 
     tool_modules = sorted(p.name for p in (package / "tools").glob("*.py"))
     assert tool_modules == [
@@ -97,7 +98,7 @@ def test_image_generation_off_removes_its_wiring(project):
 def test_gate_unlisted_tools_becomes_a_setting(project, gated):
     root = project(gate_unlisted_tools=gated)
 
-    settings = (root / "my_welt_agent" / "settings.py").read_text()
+    settings = (root / "app" / "my_welt_agent" / "settings.py").read_text()
 
     assert f"GATE_UNLISTED_TOOLS = {gated}\n" in settings
 
@@ -112,7 +113,7 @@ def test_the_python_answer_pins_every_place_python_is_chosen(project, version):
     assert pyproject["project"]["requires-python"] == ">=3.12"
     assert pyproject["tool"]["ruff"]["target-version"] == f"py{version.replace('.', '')}"
     assert f"PYTHON_{version.replace('.', '_')}" in (root / "agentcore" / "agentcore.json").read_text()
-    assert f"python{version}" in (root / "Dockerfile").read_text()
+    assert f"ARG PYTHON_VERSION={version}\n" in (root / "Dockerfile").read_text()
 
 
 def test_answers_become_constants_in_one_settings_module(project):
@@ -122,7 +123,7 @@ def test_answers_become_constants_in_one_settings_module(project):
         model_id="us.anthropic.claude-sonnet-4-20250514-v1:0",
     )
 
-    settings = (root / "my_welt_agent" / "settings.py").read_text()
+    settings = (root / "app" / "my_welt_agent" / "settings.py").read_text()
 
     assert 'AGENT_NAME = "Helper"' in settings
     assert 'INTERRUPT_PREFIX = "helper"' in settings

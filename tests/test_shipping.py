@@ -1,0 +1,187 @@
+"""Both deploy paths, run as far as this machine allows (no AWS, no Docker).
+
+CodeZip: the AgentCore CLI's own install command for aarch64 must yield
+exactly uv.lock's versions. Container: the image's command must serve from a
+read-only copy of app/ with the image's environment, writing only where the
+Dockerfile gives its user a folder.
+"""
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import UV, render, run
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+
+pytestmark = pytest.mark.slow
+
+# What `agentcore package` (CLI 0.30) runs in the code folder; uv.lock is not
+# read. It tries each platform in turn while uv says a wheel is missing.
+CLI_INSTALL = [
+    "pip", "install", "-r", "pyproject.toml", "--python-version", "3.13", "--only-binary", ":all:",
+]  # fmt: skip
+CLI_PLATFORMS = ["aarch64-manylinux2014", "aarch64-manylinux_2_28", "aarch64-manylinux_2_34"]
+CLI_NO_WHEELS = re.compile(
+    r"has no wheels with a matching (?:platform|Python ABI) tag|no compatible (?:wheels|tags) found"
+    r"|has no usable wheels",
+    re.I,
+)
+AGENTCORE_LINUX = {
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "aarch64",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "python_version": "3.13",
+    "python_full_version": "3.13.0",
+}
+SESSION = "cli-session-0123456789abcdef0123456789"
+
+
+@pytest.fixture(scope="module")
+def installed_project(tmp_path_factory):
+    """The default rendering, its environment built and app/ pinned by `make install`."""
+    root = render(tmp_path_factory.mktemp("shipping") / "agent", deploy_build="CodeZip")
+    installed = run(["make", "install"], root)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return root
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_clis_aarch64_install_yields_exactly_the_locked_versions(installed_project, tmp_path):
+    code = installed_project / "app"
+
+    for platform in CLI_PLATFORMS:
+        staging = tmp_path / platform
+        result = run(["uv", *CLI_INSTALL, "--python-platform", platform, "--target", str(staging)], code)
+        if result.returncode == 0 or not CLI_NO_WHEELS.search(result.stderr):
+            break
+
+    assert result.returncode == 0, result.stderr[-3000:]
+    shipped = {}
+    for metadata in staging.glob("*.dist-info/METADATA"):
+        fields = dict(re.findall(r"^(Name|Version): (.+)$", metadata.read_text(), re.M))
+        shipped[normalized(fields["Name"])] = fields["Version"]
+    lock = tomllib.loads((installed_project / "uv.lock").read_text())
+    locked = {normalized(package["name"]): package.get("version") for package in lock["package"]}
+    pins = tomllib.loads((code / "pyproject.toml").read_text())["project"]["dependencies"]
+    wanted = [Requirement(pin) for pin in pins]
+    applies = [r for r in wanted if not r.marker or Marker(str(r.marker)).evaluate(AGENTCORE_LINUX)]
+    assert shipped == {normalized(r.name): locked[normalized(r.name)] for r in applies}
+
+
+def image_stage(dockerfile: str) -> dict:
+    """ENV, WORKDIR and CMD of the image's last stage, as Docker would apply them."""
+    final = dockerfile.split("\nFROM ")[-1]
+    env_block = re.search(r"^ENV (.+?)(?<!\\)$", final, re.M | re.S).group(1)
+    env = dict(re.findall(r"(\w+)=(\S+)", env_block.replace("\\\n", " ")))
+    (workdir,) = re.findall(r"^WORKDIR (\S+)$", final, re.M)
+    (cmd,) = re.findall(r"^CMD (\[.+\])$", final, re.M)
+    return {"env": env, "workdir": workdir, "cmd": eval(cmd)}  # a JSON list of strings
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(path.relative_to(folder)): (path.stat().st_size, path.stat().st_mtime_ns)
+        for path in folder.rglob("*")
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_image_command_serves_from_read_only_code_and_writes_only_its_own_folders(
+    installed_project, tmp_path
+):
+    image = image_stage((installed_project / "Dockerfile").read_text())
+    # The image's paths, mapped onto this machine.
+    code = tmp_path / "app"  # /app, root-owned and read-only
+    shutil.copytree(installed_project / "app", code)
+    compiled = subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", str(code)]
+    )
+    assert compiled.returncode == 0
+    workdir, sessions = tmp_path / "work", tmp_path / "sessions"
+    workdir.mkdir(), sessions.mkdir()
+    if os.geteuid() != 0:  # root ignores permissions; the snapshot below still catches writes
+        for path in [code, *code.rglob("*")]:
+            path.chmod(path.stat().st_mode & 0o555)
+    before = snapshot(code)
+    venv_bin = installed_project / ".venv" / "bin"
+    port = free_port()
+    mapped = {"/app": str(code), "/mnt/sessions": str(sessions), "/opt/venv/bin": str(venv_bin)}
+    env = dict(image["env"])
+    env["PATH"] = env["PATH"].replace("$PATH", os.environ["PATH"])
+    env = {key: _mapped(value, mapped) for key, value in env.items()}
+    env.update(
+        HOME=str(workdir),
+        PORT=str(port),
+        MODEL_PROVIDER="rehearsal",
+        AWS_EC2_METADATA_DISABLED="true",
+        # The command runs under opentelemetry-instrument: spans go to stdout
+        # here, where AgentCore would send them to its Observability.
+        OTEL_TRACES_EXPORTER="console",
+        OTEL_METRICS_EXPORTER="none",
+        OTEL_LOGS_EXPORTER="none",
+        OTEL_BSP_SCHEDULE_DELAY="50",  # milliseconds: export as soon as a span ends
+    )
+    command = [_mapped(part, mapped) for part in image["cmd"]]
+    assert workdir != code and image["workdir"] not in image["cmd"][-1]
+    server = subprocess.Popen(
+        command, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}",
+            timeout=60,
+        ) as client:
+            _wait_until_serving(client, server)
+            reply = client.post(
+                "/invocations",
+                json={"prompt": "hello"},
+                headers={"X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": SESSION},
+            )
+    finally:
+        server.terminate()
+        stdout, stderr = server.communicate(timeout=30)
+
+    assert reply.status_code == 200
+    assert "my-welt-agent-question" in reply.text, reply.text  # rehearsal asks first
+    assert snapshot(code) == before, "the server wrote into the code folder"
+    assert any(sessions.rglob("questions.json")), "the stored run went to SESSION_STORAGE_DIR"
+    assert '"name": "invoke_agent' in stdout, stderr[-2000:]
+
+
+def _mapped(value: str, paths: dict[str, str]) -> str:
+    for inside, outside in paths.items():
+        value = value.replace(inside, outside)
+    return value
+
+
+def _wait_until_serving(client: httpx.Client, server: subprocess.Popen) -> None:
+    for _ in range(600):
+        if server.poll() is not None:
+            raise AssertionError(f"the image command exited: {server.communicate()[1][-3000:]}")
+        try:
+            client.get("/ping")
+            return
+        except httpx.TransportError:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                server.wait(timeout=0.1)  # still starting: give it a tenth of a second
+    raise AssertionError("the image command never answered /ping")
