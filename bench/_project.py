@@ -87,11 +87,11 @@ def free_port() -> int:
 
 
 def serve(project: Path, script: str, port: int, **extra_env: str) -> subprocess.Popen:
-    """Run a script with the project's interpreter, serving on a port."""
+    """Run a script with the project's interpreter in app/ (its code folder), serving on a port."""
     env = {**uv_env(), "PORT": str(port), **extra_env}
     return subprocess.Popen(
         [str(project / ".venv" / "bin" / "python"), "-c", script],
-        cwd=project,
+        cwd=project / "app",
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

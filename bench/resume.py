@@ -112,7 +112,7 @@ def main(rounds: int) -> None:
     project = rendered_project()
     env = {
         **os.environ,
-        "PYTHONPATH": str(project),
+        "PYTHONPATH": str(project / "app"),
         "SESSION_STORAGE_DIR": tempfile.mkdtemp(prefix="bench-sessions-"),
         "AWS_EC2_METADATA_DISABLED": "true",
     }

@@ -73,7 +73,7 @@ def main(startup_runs: int) -> None:
     from startup import startup_medians
 
     project = rendered_project()
-    env = {**os.environ, "PYTHONPATH": str(project)}
+    env = {**os.environ, "PYTHONPATH": str(project / "app")}
     python = str(project / ".venv" / "bin" / "python")
     subprocess.run([python, __file__, "--per-request"], cwd=project, env=env, check=True)
 
