@@ -9,6 +9,7 @@ from strands.tools.executors import ConcurrentToolExecutor
 from .gate import ApprovalGate, hand_consent_to_gate
 from .model import check_model_settings
 from .prompt import SYSTEM_PROMPT
+from .run_limits import RunLimits
 from .settings import AGENT_NAME
 from .tool_results import ToolResults
 from .tools.registry import Registry
@@ -19,6 +20,7 @@ def build_agent(
     registry: Registry,
     *,
     gate: ApprovalGate | None = None,
+    run_limits: RunLimits | None = None,
     tool_executor: Any = None,
     session_manager: Any = None,
 ) -> Agent:
@@ -26,7 +28,8 @@ def build_agent(
 
     Tools run concurrently (Strands' default), so every gated call of one
     model turn asks in the same stop and Welt shows the questions together;
-    ToolResults keeps the executor from losing a cancelled tool's result.
+    ToolResults keeps the executor from losing a cancelled tool's result;
+    RunLimits comes before the gate, so a call over a cap is never asked about.
     callback_handler=None keeps Strands from printing the stream to stdout:
     the wire is the only place the reply goes.
     """
@@ -36,7 +39,7 @@ def build_agent(
         model=model,
         tools=registry.tools,
         system_prompt=SYSTEM_PROMPT,
-        plugins=[ToolResults(), gate or ApprovalGate(registry)],
+        plugins=[ToolResults(), run_limits or RunLimits(), gate or ApprovalGate(registry)],
         tool_executor=tool_executor or ConcurrentToolExecutor(),
         session_manager=session_manager,
         callback_handler=None,

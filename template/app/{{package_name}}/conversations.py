@@ -23,6 +23,7 @@ from strands import Agent
 from strands.models import Model
 
 from .agent import build_agent
+from .run_limits import new_turn
 from .session_store import CannotContinue, SessionIdError, SessionStore
 from .tools.registry import Registry
 from .wire import answer_problem, as_welt_request, error_event, reply_events
@@ -105,6 +106,7 @@ class Conversations:
                 "repaired or moved aside, this thread cannot go on."
             ) from None
         _drop_open_question(agent)
+        new_turn(agent)
         return agent
 
     def _resumed_agent(self, session_id: str, answers: dict[str, dict]) -> Agent:

@@ -81,6 +81,8 @@ class ApprovalGate(SteeringHandler):
     @hook
     async def provide_tool_steering_guidance(self, event: BeforeToolCallEvent) -> None:
         """Decide one call; anything but a clear approval keeps it from running."""
+        if event.cancel_tool:
+            return  # already refused (a run limit): nothing to ask about
         tool_use = event.tool_use
         tool_name = tool_use["name"]
         call_id = tool_use["toolUseId"]

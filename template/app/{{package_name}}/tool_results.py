@@ -28,15 +28,21 @@ class ErrorKind(StrEnum):
     GATE_FAILED = "gate-failed"
     TOOL_ERROR = "tool-error"
     CANCELLED = "cancelled"
+    RUN_LIMIT_EXCEEDED = "run-limit-exceeded"
 
     @property
     def tell_the_human(self) -> bool:
         """Whether the thread hears of it too, not only the model.
 
-        The human approved (or meant to approve) the call, so a refusal they
-        did not ask for must not hide behind the model's paraphrase.
+        The human approved (or meant to approve) the call, or is waiting for
+        a reply the turn will not give, so it must not hide behind the
+        model's paraphrase.
         """
-        return self in (ErrorKind.APPROVAL_INPUT_CHANGED, ErrorKind.GATE_FAILED)
+        return self in (
+            ErrorKind.APPROVAL_INPUT_CHANGED,
+            ErrorKind.GATE_FAILED,
+            ErrorKind.RUN_LIMIT_EXCEEDED,
+        )
 
 
 def refusal(kind: ErrorKind, message: str) -> str:
