@@ -29,7 +29,13 @@ STRANDS_FLOOR = (
 
 RENDERINGS = {
     "default": {},
-    "richest": {"agent_manages_history": True, "model_provider": "anthropic"},
+    # History, a provider extra, MCP servers and a CodeZip deploy.
+    "richest": {
+        "agent_manages_history": True,
+        "model_provider": "anthropic",
+        "include_mcp": True,
+        "deploy_build": "CodeZip",
+    },
 }
 
 

@@ -7,7 +7,7 @@ from conftest import run
 
 pytestmark = pytest.mark.slow
 
-# The richest rendering (history, a provider extra) runs at the floors and at
+# The richest rendering (history, a provider extra, MCP) runs at the floors and at
 # the newest releases in test_compatibility.py.
 CASES = {
     "defaults (every tool, Python 3.13)": {},
