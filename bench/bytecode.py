@@ -41,7 +41,16 @@ import time
 from pathlib import Path
 
 import httpx
-from _project import UV, free_port, median, project_python, python_for, rendered_template, uv_env
+from _project import (
+    UV,
+    free_port,
+    median,
+    project_python,
+    python_for,
+    rendered_template,
+    uv_env,
+    wait_until_healthy,
+)
 
 FIRST = {"prompt": "hi"}
 HEADERS = {
@@ -85,17 +94,8 @@ def first_reply(project: Path) -> float:
             command, cwd=state, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
+            wait_until_healthy(port)
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-                while True:
-                    try:
-                        if client.get("/ping").status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        if server.poll() is not None:
-                            raise RuntimeError(f"the server in {project} exited with {server.returncode}")
-                        time.sleep(0.001)
-                    if time.perf_counter() - start > 60:
-                        raise TimeoutError("the server never answered /ping")
                 with client.stream("POST", "/invocations", json=FIRST, headers=HEADERS) as response:
                     response.raise_for_status()
                     events = sum(line.startswith("data: ") for line in response.iter_lines())

@@ -81,11 +81,12 @@ def environment(rendered, tmp_path, python, *sync_options):
 
 
 def assert_checks_pass(project, python):
-    """ruff, ruff format and the suite, untouched, as CI's floor and latest jobs run them."""
+    """ruff, ruff format, the suite and the evals, untouched, as CI's floor and latest jobs run them."""
     for command in (
         ["uv", "run", "--no-sync", "ruff", "check", "."],
         ["uv", "run", "--no-sync", "ruff", "format", "--check", "."],
         ["uv", "run", "--no-sync", "pytest", "-q", "-p", "no:cacheprovider"],
+        ["make", "evals"],
     ):
         result = run_in(command, project, python)
         assert result.returncode == 0, (command, result.stdout[-4000:], result.stderr[-2000:])

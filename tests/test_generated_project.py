@@ -92,3 +92,11 @@ def test_the_agents_guide_example_passes_ruff_and_runs(built):
             assert result.returncode == 0, (command, result.stdout[-3000:], result.stderr)
     finally:
         path.unlink()
+
+
+def test_make_evals_passes_offline_and_writes_its_json(built):
+    result = run(["make", "evals"], built)
+
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "failed" not in result.stdout
+    assert (built / "evals-results.json").is_file()
