@@ -58,7 +58,7 @@ def test_generated_test_suite_passes(built):
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     summary = re.search(r"(\d+) passed", result.stdout)
     assert summary and int(summary.group(1)) >= 30, result.stdout[-2000:]
-    assert ", 0 failed," in result.stdout.splitlines()[-1]
+    assert "failed" not in result.stdout.splitlines()[-1]
 
 
 def test_gating_write_document_keeps_the_rehearsal_test_green(built):
