@@ -1,9 +1,11 @@
 """The generated project passes its own checks: uv sync, ruff, and its tests."""
 
+import json
 import re
 
 import pytest
 from conftest import run
+from test_compatibility import PINNED
 
 pytestmark = pytest.mark.slow
 
@@ -100,3 +102,14 @@ def test_make_evals_passes_offline_and_writes_its_json(built):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert ", 0 failed," in result.stdout
     assert (built / "evals-results.json").is_file()
+
+
+def test_a_fresh_install_gets_the_newest_releases(built):
+    venv_python = str(built / ".venv" / "bin" / "python")
+    listed = run(
+        ["uv", "pip", "list", "--python", venv_python, "--outdated", "--format", "json"], built
+    )
+
+    assert listed.returncode == 0, listed.stderr
+    behind = {entry["name"] for entry in json.loads(listed.stdout)} & set(PINNED)
+    assert behind == set(), f"not at the newest release: {behind}"
