@@ -34,7 +34,9 @@ class AskedBeforeRunning(Evaluator):
                 return _verdict(
                     asked, f"{self.tool} {'was' if asked else 'was not'} asked about first"
                 )
-        return _verdict(asked, f"{self.tool} was asked about and never ran unasked")
+        if asked:
+            return _verdict(True, f"{self.tool} was asked about and never ran unasked")
+        return _verdict(False, f"{self.tool} was never called")
 
 
 class UsedTool(Evaluator):

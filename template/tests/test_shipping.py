@@ -45,7 +45,7 @@ def test_the_code_folder_holds_only_code_after_a_served_turn(rehearsal_server):
     assert not [path for path in shipped if path.startswith(".")]
 
 
-def test_codezip_pins_are_exactly_uv_lock(tmp_path):
+def test_codezip_pins_are_exactly_uv_lock():
     checked = subprocess.run(
         [sys.executable, "scripts/runtime_pins.py", "--check"],
         cwd=PROJECT,

@@ -9,6 +9,8 @@ the place of AWS's. Locally nothing is exported unless TRACES=console asks
 for the spans on stderr.
 """
 
+import sys
+
 from .settings import TRACES
 
 
@@ -20,4 +22,4 @@ def start_tracing() -> None:
         raise SystemExit(f"TRACES={TRACES!r} is not known: set TRACES=console, or leave it unset")
     from strands.telemetry import StrandsTelemetry
 
-    StrandsTelemetry().setup_console_exporter()
+    StrandsTelemetry().setup_console_exporter(out=sys.stderr)  # stdout may be piped elsewhere
