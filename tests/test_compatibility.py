@@ -22,10 +22,11 @@ PINNED = (
     "welt-io-strands",
     "bedrock-agentcore",
     "jsonschema",
+    "boto3",
 )
-STRANDS_FLOOR = (
-    "1.30.0"  # strands.vended_plugins.steering and Agent(plugins=...) arrived here
-)
+# SnapshotSessionManager over a Storage (stored runs) arrived here; per-invocation
+# limits (1.45) and vended steering (1.30) are older.
+STRANDS_FLOOR = "1.54.0"
 
 
 RENDERINGS = {
@@ -49,7 +50,7 @@ def declared_floors(project) -> dict[str, str]:
     text = (project / "pyproject.toml").read_text()
     return dict(
         re.findall(
-            r'"([a-z-]+)(?:\[[a-z,]+\])?>=([0-9.]+)[,"]', text.split("[dependency-groups]")[0]
+            r'"([a-z0-9-]+)(?:\[[a-z,]+\])?>=([0-9.]+)[,"]', text.split("[dependency-groups]")[0]
         )
     )
 
@@ -93,7 +94,7 @@ def assert_checks_pass(project, python):
         assert result.returncode == 0, (command, result.stdout[-4000:], result.stderr[-2000:])
 
 
-def test_strands_floor_is_the_release_with_vended_steering(project):
+def test_strands_floor_is_the_release_with_snapshot_sessions(project):
     assert declared_floors(project())["strands-agents"] == STRANDS_FLOOR
 
 

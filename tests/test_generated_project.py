@@ -13,11 +13,12 @@ pytestmark = pytest.mark.slow
 # the newest releases in test_compatibility.py.
 CASES = {
     "defaults (every tool, Python 3.13)": {},
-    "minimal agent on Python 3.12, unlisted tools allowed": {
+    "minimal agent on Python 3.12, unlisted tools allowed, runs in S3": {
         "python_version": "3.12",
         "include_sample_tools": False,
         "include_image_generation": False,
         "gate_unlisted_tools": False,
+        "run_store": "s3",
     },
 }
 
@@ -64,7 +65,7 @@ def test_generated_test_suite_passes(built):
 
 
 def test_gating_write_document_keeps_the_rehearsal_test_green(built):
-    tools = built / "app" / "my_welt_agent" / "tools" / "__init__.py"
+    tools = built / "app" / "my_welt_agent" / "yours" / "tools" / "__init__.py"
     rows = tools.read_text()
     if "Row(write_document, ALLOW" not in rows:
         pytest.skip("this rendering has no write_document")

@@ -5,7 +5,7 @@ import re
 
 import pytest
 import yaml
-from conftest import COMBINATIONS, combination_id
+from conftest import COMBINATIONS, combination_id, render
 
 import tomllib
 
@@ -46,7 +46,8 @@ def test_defaults_give_an_agentcore_layout(project):
         "app/my_welt_agent/gate.py",
         "app/my_welt_agent/welt_request.schema.json",
         "app/my_welt_agent/tools/registry.py",
-        "app/my_welt_agent/tools/ask_human.py",
+        "app/my_welt_agent/tools/mcp.py",
+        "app/my_welt_agent/yours/tools/ask_human.py",
         ".python-version",
         "tests/conftest.py",
     ):
@@ -73,18 +74,68 @@ def test_minimal_agent_keeps_the_wire_the_gate_and_one_tool(project):
     root = project(include_sample_tools=False, include_image_generation=False)
     package = root / "app" / "my_welt_agent"
 
-    tool_modules = sorted(p.name for p in (package / "tools").glob("*.py"))
-    assert tool_modules == [
+    assert sorted(p.name for p in (package / "yours" / "tools").glob("*.py")) == [
         "__init__.py",
         "ask_human.py",
+    ]
+    assert sorted(p.name for p in (root / "tests" / "yours").glob("*.py")) == [
+        "test_ask_human.py"
+    ]
+    assert (package / "wire.py").is_file() and (package / "gate.py").is_file()
+    for path in [*package.rglob("*.py"), *(root / "tests" / "yours").glob("*.py")]:
+        text = path.read_text()
+        assert "file_read" not in text and "generate_image" not in text, path
+
+
+def test_what_you_own_is_one_folder_beside_the_templates_machinery(project):
+    root = project()
+    package = root / "app" / "my_welt_agent"
+
+    yours = sorted(str(p.relative_to(package / "yours")) for p in (package / "yours").rglob("*.py"))
+    assert yours == [
+        "__init__.py",
+        "mcp_servers.py",
+        "model_options.py",
+        "prompt.py",
+        "tools/__init__.py",
+        "tools/approval.py",
+        "tools/ask_human.py",
+        "tools/documents.py",
+        "tools/report.py",
+    ]
+    # tools/ holds only the template's machinery; TOOLS is in yours/tools/.
+    assert sorted(p.name for p in (package / "tools").iterdir()) == [
         "lazy.py",
+        "mcp.py",
         "prebuilt.py",
         "registry.py",
     ]
-    assert (package / "wire.py").is_file() and (package / "gate.py").is_file()
-    for path in [*package.rglob("*.py"), *(root / "tests").glob("*.py")]:
-        text = path.read_text()
-        assert "file_read" not in text and "generate_image" not in text, path
+    assert sorted(p.name for p in (root / "tests" / "yours").iterdir()) == [
+        "test_approval.py",
+        "test_ask_human.py",
+        "test_files.py",
+        "test_report.py",
+    ]
+    # Your files import the template's modules by their absolute names.
+    for path in (package / "yours").rglob("*.py"):
+        assert not re.search(r"^from \.", path.read_text(), re.MULTILINE), path
+
+
+def test_include_mcp_is_a_setting_not_a_different_program(project, tmp_path):
+    off = project(include_mcp=False)
+    on = render(tmp_path / "with-mcp", include_mcp=True)
+
+    differ = [
+        str(path.relative_to(off))
+        for path in sorted(off.rglob("*.py"))
+        if path.read_text() != (on / path.relative_to(off)).read_text()
+    ]
+    assert differ == ["app/my_welt_agent/settings.py"]
+    assert "USE_MCP = False\n" in (off / differ[0]).read_text()
+    assert "USE_MCP = True\n" in (on / differ[0]).read_text()
+    assert sorted(str(p.relative_to(on)) for p in on.rglob("*.py")) == sorted(
+        str(p.relative_to(off)) for p in off.rglob("*.py")
+    )
 
 
 def test_image_generation_off_removes_its_wiring(project):

@@ -1,9 +1,10 @@
 """`copier update` keeps users' work: temporary git copies of the template, with tags.
 
-0.1.0 and 0.2.0 are earlier releases, read from this repository's own git
-history; 0.3.0 is the template as it is now. A project copied from an
-earlier release and edited by its user is updated to 0.3.0 the way `make
-update` does it, following the CHANGELOG's steps, and must end green.
+0.1.0, 0.2.0 and 0.3.0 are earlier releases, read from this repository's own
+git history; 0.4.0 is the template as it is now. A project copied from an
+earlier release and edited by its user is updated to 0.4.0 the way `make
+update` does it, following the CHANGELOG's steps, and must end green, with
+the user's files in app/<package>/yours/.
 """
 
 import io
@@ -23,13 +24,15 @@ from copier.errors import UnsafeTemplateError
 pytestmark = pytest.mark.slow
 
 PACKAGE = "my_welt_agent"
-# The commits released as 0.1.0 (welt-io-strands 0.4, Python 3.10+) and 0.2.0
-# (welt-io-strands 0.9, Python 3.12+, the code at the project's top level).
+# The commits released as 0.1.0 (welt-io-strands 0.4, Python 3.10+), 0.2.0
+# (welt-io-strands 0.9, Python 3.12+, the code at the project's top level) and
+# 0.3.0 (the code in app/, the user's files among the template's).
 RELEASES = {
     "0.1.0": "540a4f656f987927ed7731683057336bd486af3f",
     "0.2.0": "15d005b668d34233018e1c72fa65a3741d63c02c",
+    "0.3.0": "c98cfe3ef8625d3db6e249c4cac93cab9a91d245",
 }
-CURRENT = "0.3.0"
+CURRENT = "0.4.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
@@ -41,6 +44,8 @@ WEATHER_TOOL = '''"""Weather, the user's own tool."""
 
 from strands import tool
 
+from ..settings import AGENT_NAME
+
 
 @tool
 def forecast(city: str) -> str:
@@ -49,7 +54,17 @@ def forecast(city: str) -> str:
     Args:
         city: Where.
     """
-    return f"sunny in {city}"
+    return f"{AGENT_NAME} says: sunny in {city}"
+'''
+# What 0.4.0 makes of it: in yours/tools/, its imports absolute.
+MOVED_WEATHER_TOOL = WEATHER_TOOL.replace("from ..settings", f"from {PACKAGE}.settings")
+
+# The user's test of it, which imports it by its absolute name.
+WEATHER_TEST = f'''from {PACKAGE}.tools.weather import forecast
+
+
+def test_forecast_names_the_city():
+    assert forecast("Oslo").endswith("sunny in Oslo")
 '''
 
 MIGRATION = """
@@ -59,7 +74,11 @@ _migrations:
     command:
       - "{{ _copier_python }}"
       - "-c"
-      - "import pathlib; old = pathlib.Path('app/{{ package_name }}/system_prompt.py'); old.exists() and old.rename('app/{{ package_name }}/prompt.py')"
+      - "import pathlib; old = pathlib.Path('app/{{ package_name }}/yours/system_prompt.py'); old.exists() and old.replace('app/{{ package_name }}/yours/prompt.py')"
+"""
+# The release that stops rendering a file of yours excludes its old path, so
+# that copier leaves it for the migration instead of deleting it.
+OLD_PROMPT = """  - "{% if _copier_operation == 'update' %}app/*/yours/system_prompt.py{% endif %}"
 """
 
 
@@ -160,10 +179,8 @@ def update(project: Path, vcs_ref: str, **options) -> None:
 
 
 def assert_clean_merge(project: Path) -> None:
-    """The check `make update` runs: it moves 0.2.0's files into app/, then finds no leftovers."""
-    checked = subprocess.run(
-        ["sh", "scripts/check-update.sh"], cwd=project, capture_output=True, text=True
-    )
+    """The check `make update` runs: it moves the user's files into app/ and yours/, then finds no leftovers."""
+    checked = run(["sh", "scripts/check-update.sh"], project)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
@@ -192,14 +209,16 @@ def served(project: Path, expression: str) -> str:
 
 
 def make_user_edits(project: Path, release: str) -> None:
-    """What a user did: a reworded tool, a tool of their own, a lock."""
-    package = project / PACKAGE
+    """What a user did: a reworded tool, a tool of their own and its test, a prompt, a lock."""
+    package = project / PACKAGE if release in ("0.1.0", "0.2.0") else project / "app" / PACKAGE
     edit(
         package / "tools" / "ask_human.py",
         "Use it when only a person can supply a fact or a decision.",
         "Use it when only a person can supply a fact or a decision; never guess names.",
     )
+    edit(package / "prompt.py", "an assistant in a Slack thread", "Penny, the billing helper")
     (package / "tools" / "weather.py").write_text(WEATHER_TOOL)
+    (project / "tests" / "test_weather.py").write_text(WEATHER_TEST)
     tools = package / "tools" / "__init__.py"
     if release == "0.1.0":  # a tool list, and a policy beside it
         edit(tools, "from .report import publish_report\n", "from .report import publish_report\nfrom .weather import forecast\n")
@@ -208,6 +227,10 @@ def make_user_edits(project: Path, release: str) -> None:
     else:  # one row per tool
         edit(tools, "from .ask_human import ask_human\n", "from .ask_human import ask_human\nfrom .weather import forecast\n")
         edit(tools, "    Row(ask_human, ALLOW),\n", "    Row(ask_human, ALLOW),\n    Row(forecast, ALLOW),\n")
+    servers = package / "tools" / "mcp_servers.py"
+    if servers.exists():  # ALLOW one MCP tool, so ALLOW's import is used now
+        edit(servers, "import ALLOW  # noqa: F401\n", "import ALLOW\n")
+        edit(servers, '    # "files_read_file": ALLOW,\n', '    "wiki_search": ALLOW,\n')
     locked = run(["uv", "lock"], project)
     assert locked.returncode == 0, locked.stderr
     commit_all(project, "My tools")
@@ -225,13 +248,12 @@ def make_update(project: Path, **options) -> None:
 def follow_the_changelog(project: Path, release: str) -> None:
     """The steps CHANGELOG.md gives for an update from this release, after `make update`."""
     if release == "0.1.0":
-        tests = project / "tests" / "test_ask_human.py"
+        tests = project / "tests" / "yours" / "test_ask_human.py"
         tests.write_text(BARE_ANSWER_TEST.sub("", tests.read_text()))
-    for command in (
-        ["make", "install"],
-        ["uv", "run", "ruff", "check", "--fix", "."],  # make format
-        ["uv", "run", "ruff", "format", "."],
-    ):
+    steps = [["make", "install"]]
+    if release in ("0.1.0", "0.2.0"):  # make format: ruff modernises the user's files
+        steps += [["uv", "run", "ruff", "check", "--fix", "."], ["uv", "run", "ruff", "format", "."]]
+    for command in steps:
         result = run(command, project)
         assert result.returncode == 0, (command, result.stdout[-2000:], result.stderr[-2000:])
 
@@ -241,20 +263,45 @@ def follow_the_changelog(project: Path, release: str) -> None:
     [
         ("0.1.0", "3.11", {"python_version": "3.12"}, "3.12"),
         ("0.2.0", "3.13", {}, "3.13"),
+        ("0.3.0", "3.13", {"include_mcp": True}, "3.13"),
     ],
-    ids=["0.1.0 for 3.11, moved to 3.12", "0.2.0 for 3.13"],
+    ids=["0.1.0 for 3.11, moved to 3.12", "0.2.0 for 3.13", "0.3.0 with MCP, for 3.13"],
 )
-def test_update_moves_the_code_into_app_rebuilds_the_lock_and_keeps_user_files(
+def test_update_moves_the_users_files_into_yours_rebuilds_the_lock_and_keeps_them(
     releases, tmp_path, release, generated_for, answers, runs_on
 ):
-    project = copy_project(releases, tmp_path / "project", release, python_version=generated_for)
+    kept = {key: value for key, value in answers.items() if key != "python_version"}
+    project = copy_project(
+        releases, tmp_path / "project", release, python_version=generated_for, **kept
+    )
     make_user_edits(project, release)
 
     make_update(project, data=answers)
     follow_the_changelog(project, release)
 
     package = project / "app" / PACKAGE
+    yours = package / "yours"
     assert not (project / PACKAGE).exists() and not (project / "main.py").exists()
+    # The user's files are in yours/, with their edits; none is left behind.
+    assert "never guess names" in (yours / "tools" / "ask_human.py").read_text()
+    assert (yours / "tools" / "weather.py").read_text() == MOVED_WEATHER_TOOL
+    assert "Penny, the billing helper" in (yours / "prompt.py").read_text()
+    assert f"from {PACKAGE}.yours.tools.weather import forecast" in (
+        project / "tests" / "test_weather.py"
+    ).read_text()
+    assert sorted(path.name for path in (package / "tools").glob("*.py")) == [
+        "lazy.py",
+        "mcp.py",
+        "prebuilt.py",
+        "registry.py",
+    ]
+    assert not (package / "prompt.py").exists() and not (package / "policy.py").exists()
+    assert (project / "tests" / "yours" / "test_ask_human.py").is_file()
+    assert not (project / "tests" / "test_ask_human.py").exists()
+    if answers.get("include_mcp"):
+        assert '"wiki_search": ALLOW' in (yours / "mcp_servers.py").read_text()
+    # The rest arrived.
+    assert (yours / "model_options.py").is_file()
     assert (project / ".python-version").read_text() == f"{runs_on}\n"
     runtime = json.loads((project / "agentcore" / "agentcore.json").read_text())["runtimes"][0]
     assert runtime["runtimeVersion"] == f"PYTHON_{runs_on.replace('.', '_')}"
@@ -262,30 +309,23 @@ def test_update_moves_the_code_into_app_rebuilds_the_lock_and_keeps_user_files(
     new_lock = (project / "uv.lock").read_text()
     assert 'requires-python = ">=3.12"' in new_lock
     assert re.search(r'name = "welt-io-strands"\nversion = "0\.(9|10)\.', new_lock)
-    assert "never guess names" in (package / "tools" / "ask_human.py").read_text()
-    assert (package / "tools" / "weather.py").read_text() == WEATHER_TOOL
     assert (package / "welt_request.schema.json").is_file()
     assert "aws-opentelemetry-distro==" in (project / "app" / "pyproject.toml").read_text()
     answers_file = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers_file["_commit"] == CURRENT
     assert answers_file["python_version"] == runs_on
     assert_generated_suite_passes(project)
-    registry = run(
-        [
-            "uv",
-            "run",
-            "--no-sync",
-            "python",
-            "-c",
-            f"import sys; sys.path[:0] = ['app']; from {PACKAGE}.tools.registry import "
-            "project_registry as r; print(r().decision_for('forecast'), sorted(r().files_from))",
-        ],
-        project,
+    # The app serves them: the rows (a 0.1.0 policy.py's decision and FILES_FROM
+    # made into rows), the reworded tool, the prompt.
+    registry = "main.registry.decision_for('forecast'), sorted(main.registry.files_from)"
+    assert served(project, registry) == (
+        "allow ['generate_image', 'publish_report', 'write_document']\n"
     )
-    assert registry.stdout.split(maxsplit=1) == [
-        "allow",
-        "['generate_image', 'publish_report', 'write_document']\n",
-    ], registry.stderr
+    ask_human = "[r.tool for r in main.registry.rows if r.name == 'ask_human'][0]"
+    assert "never guess names" in served(project, f"{ask_human}.tool_spec['description']")
+    assert "Penny, the billing helper" in served(
+        project, f"__import__('{PACKAGE}.agent', fromlist=['agent']).SYSTEM_PROMPT"
+    )
 
 
 def test_a_deprecated_python_answer_is_dropped_for_the_newest_by_default(
@@ -314,24 +354,40 @@ def test_turning_image_generation_off_removes_its_files_and_wiring(releases, tmp
     assert "ask_human" in tools and "generate_image" not in tools
 
 
+def test_an_update_leaves_yours_alone_and_brings_back_only_the_skeleton(releases, tmp_path):
+    project = copy_project(releases, tmp_path / "project", CURRENT)
+    yours = project / "app" / PACKAGE / "yours"
+    edit(yours / "prompt.py", "an assistant in a Slack thread", "Penny, the billing helper")
+    (yours / "tools" / "approval.py").unlink()  # a sample tool the user did not want
+    (project / "tests" / "yours" / "test_approval.py").unlink()
+    (yours / "model_options.py").unlink()  # part of the skeleton, which model.py reads
+    commit_all(project, "My changes")
+
+    update(project, CURRENT, data={"include_mcp": True})
+
+    assert "Penny, the billing helper" in (yours / "prompt.py").read_text()
+    assert not (yours / "tools" / "approval.py").exists()
+    assert not (project / "tests" / "yours" / "test_approval.py").exists()
+    assert (yours / "model_options.py").is_file()
+    assert "USE_MCP = True\n" in (project / "app" / PACKAGE / "settings.py").read_text()
+    assert_clean_merge(project)
+
+
 @pytest.fixture
 def renamed_module(tmp_path):
     """0.1.0 called the prompt module system_prompt.py; 0.2.0 renames it with a migration."""
     repo = template_copy(tmp_path)
     package = repo / "template" / "app" / "{{package_name}}"
-    (package / "prompt.py").rename(package / "system_prompt.py")
-    edit(package / "agent.py", "from .prompt import", "from .system_prompt import")
-    copier_yml = repo / "copier.yml"
-    copier_yml.write_text(
-        copier_yml.read_text().replace("/prompt.py", "/system_prompt.py")
-    )
+    yours = package / "yours"
+    (yours / "prompt.py.jinja").rename(yours / "system_prompt.py.jinja")
+    edit(package / "agent.py", "from .yours.prompt import", "from .yours.system_prompt import")
     commit_all(repo, "0.1.0", tag="0.1.0")
 
-    (package / "system_prompt.py").rename(package / "prompt.py")
-    edit(package / "agent.py", "from .system_prompt import", "from .prompt import")
-    copier_yml.write_text(
-        copier_yml.read_text().replace("/system_prompt.py", "/prompt.py") + MIGRATION
-    )
+    (yours / "system_prompt.py.jinja").rename(yours / "prompt.py.jinja")
+    edit(package / "agent.py", "from .yours.system_prompt import", "from .yours.prompt import")
+    copier_yml = repo / "copier.yml"
+    edit(copier_yml, "\n_message_after_copy:", f"{OLD_PROMPT}\n_message_after_copy:")
+    copier_yml.write_text(copier_yml.read_text() + MIGRATION)
     commit_all(repo, "Rename system_prompt.py to prompt.py", tag="0.2.0")
     return repo
 
@@ -339,14 +395,15 @@ def renamed_module(tmp_path):
 def test_a_migration_carries_a_renamed_user_module_across(renamed_module, tmp_path):
     project = copy_project(renamed_module, tmp_path / "project", "0.1.0")
     package = project / "app" / PACKAGE
-    edit(package / "system_prompt.py", "an assistant in a Slack thread", "Penny, the billing helper")
+    yours = package / "yours"
+    edit(yours / "system_prompt.py", "an assistant in a Slack thread", "Penny, the billing helper")
     commit_all(project, "My prompt")
 
     update(project, "0.2.0", unsafe=True)
 
-    assert not (package / "system_prompt.py").exists()
-    assert "Penny, the billing helper" in (package / "prompt.py").read_text()
-    assert "from .prompt import SYSTEM_PROMPT" in (package / "agent.py").read_text()
+    assert not (yours / "system_prompt.py").exists()
+    assert "Penny, the billing helper" in (yours / "prompt.py").read_text()
+    assert "from .yours.prompt import SYSTEM_PROMPT" in (package / "agent.py").read_text()
     assert_clean_merge(project)
     assert "Penny, the billing helper" in served(
         project, f"__import__('{PACKAGE}.agent', fromlist=['agent']).SYSTEM_PROMPT"

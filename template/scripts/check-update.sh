@@ -21,16 +21,23 @@ for package in */; do
   find "$package" -type d -empty -delete
 done
 
+# 0.4.0 keeps the files you own in app/<package>/yours/. copier creates its
+# skeleton; scripts/move_yours.py moves your files from before 0.4.0 over it
+# (rewriting their imports, and a TOOLS list of bare tools into rows), once.
+moving=0
+uv run --no-project --quiet python scripts/move_yours.py || moving=1
+
 # copier writes conflict markers (or .rej files with --conflict rej) and
 # still exits 0, so a half-merged project would otherwise go unnoticed.
 rejects=$(find . -name '*.rej' -not -path './.venv/*' -not -path './.git/*')
 markers=$(grep -rIlE --exclude-dir=.git --exclude-dir=.venv '^(<<<<<<<|>>>>>>>) ' . || true)
 leftovers=$(for package in */; do [ -d "app/$package" ] && echo "${package%/}"; done)
-if [ -n "$rejects$markers$leftovers" ]; then
+if [ -n "$rejects$markers$leftovers" ] || [ "$moving" = 1 ]; then
   echo "copier update left work to merge by hand:" >&2
   for path in $rejects $markers $leftovers; do echo "  $path" >&2; done
-  echo "Resolve each (a .rej holds your edit of a file that moved into app/)," >&2
-  echo "delete the .rej files and the old folder, then run the tests." >&2
+  echo "Resolve each (a .rej holds your edit of a file that moved into app/; a file" >&2
+  echo "kept above must be merged into yours/ by hand), delete the .rej files and" >&2
+  echo "the old files, then run the tests." >&2
   exit 1
 fi
 echo "Update merged cleanly. Now: make install lint test"

@@ -8,11 +8,12 @@ from strands.tools.executors import ConcurrentToolExecutor
 
 from .gate import ApprovalGate, hand_consent_to_gate
 from .model import check_model_settings
-from .prompt import SYSTEM_PROMPT
 from .run_limits import RunLimits
+from .run_storage import run_storage
 from .settings import AGENT_NAME
 from .tool_results import ToolResults
 from .tools.registry import Registry
+from .yours.prompt import SYSTEM_PROMPT
 
 
 def build_agent(
@@ -22,7 +23,6 @@ def build_agent(
     gate: ApprovalGate | None = None,
     run_limits: RunLimits | None = None,
     tool_executor: Any = None,
-    session_manager: Any = None,
 ) -> Agent:
     """A fresh agent for one turn of a Slack thread; the turn's messages are its prompt.
 
@@ -41,17 +41,21 @@ def build_agent(
         system_prompt=SYSTEM_PROMPT,
         plugins=[ToolResults(), run_limits or RunLimits(), gate or ApprovalGate(registry)],
         tool_executor=tool_executor or ConcurrentToolExecutor(),
-        session_manager=session_manager,
         callback_handler=None,
     )
 
 
 def check_at_startup(registry: Registry) -> None:
-    """Fail when the server starts, not on the first Slack message.
+    """Fail when the server starts, not on the first Slack message, in one line that says why.
 
-    An unknown model provider, or a tool that would prompt on standard input
-    without the gate asking for it, is a configuration error: the process
-    refuses to serve rather than fail in every thread.
+    An unknown model provider, a missing key, a run store without its bucket,
+    or a tool that would prompt on standard input without the gate asking for
+    it, is a configuration error: the process refuses to serve rather than
+    fail in every thread, and a traceback would only bury the reason.
     """
-    check_model_settings()
-    hand_consent_to_gate(registry)
+    try:
+        check_model_settings()
+        run_storage()
+        hand_consent_to_gate(registry)
+    except ValueError as wrong:
+        raise SystemExit(f"{AGENT_NAME} cannot start: {wrong}") from None

@@ -3,7 +3,7 @@
 Tools this project wrote can ask for themselves with `interrupt()`; tools it
 did not write (strands-tools, MCP servers) cannot be edited, so they are
 gated from outside, here, before they run. The tool registry's rows say
-which calls wait (tools/__init__.py).
+which calls wait (yours/tools/__init__.py).
 
 Strands' stock steering is not safe for approvals in a shared Slack thread:
 it runs the tool when the handler raises, treats any truthy answer (even
@@ -23,7 +23,6 @@ from strands.hooks import BeforeToolCallEvent
 from strands.plugins import hook
 from strands.types.tools import AgentTool
 from strands.vended_plugins.steering import (
-    Guide,
     Interrupt,
     Proceed,
     SteeringHandler,
@@ -33,7 +32,8 @@ from welt_io_strands import interrupt_reason
 
 from .interrupt_names import gate_interrupt_name
 from .settings import AGENT_NAME
-from .tool_results import ErrorKind, ToolWrapper, error_result, refusal
+from .tool_errors import ErrorKind, error_result, refusal
+from .tool_results import ToolWrapper
 from .tools.registry import ALLOW, ASK, Registry
 
 logger = logging.getLogger(__name__)
@@ -74,20 +74,24 @@ class ApprovalGate(SteeringHandler):
     async def steer_before_tool(
         self, *, agent: Any, tool_use: dict, **kwargs: Any
     ) -> ToolSteeringAction:
+        """Proceed, or Interrupt with the question a human sees; raising refuses the call."""
         if self.registry.decision_for(tool_use["name"]) == ALLOW:
             return Proceed(reason="allowed by the registry")
         return Interrupt(reason=describe_call(tool_use))
 
     @hook
     async def provide_tool_steering_guidance(self, event: BeforeToolCallEvent) -> None:
-        """Decide one call; anything but a clear approval keeps it from running."""
-        if event.cancel_tool:
-            return  # already refused (a run limit): nothing to ask about
+        """Decide one call: only Proceed, or the approve button for the input shown, runs it.
+
+        Named as Strands' stock hook, so it replaces that one (which fails open).
+        """
+        if event.cancel_tool or event.selected_tool is None:
+            # Already refused (a run limit), or no such tool (Strands answers
+            # "Unknown tool"): nothing a human could approve.
+            return
         tool_use = event.tool_use
         tool_name = tool_use["name"]
         call_id = tool_use["toolUseId"]
-        if event.selected_tool is None:
-            return  # no such tool: Strands answers "Unknown tool"; nothing to approve
         try:
             action = await self.steer_before_tool(agent=event.agent, tool_use=tool_use)
         except Exception as error:
@@ -101,12 +105,10 @@ class ApprovalGate(SteeringHandler):
             return
         if isinstance(action, Proceed):
             return
-        if isinstance(action, Guide):
-            event.cancel_tool = action.reason
-            return
 
-        # Kept in agent.state, which is stored with the run: the resumed pass,
-        # maybe in another process, checks the very input the human saw.
+        # Any other action asks. The fingerprint is kept in agent.state, which
+        # is stored with the run: the resumed pass, maybe in another process,
+        # checks the very input the human saw.
         shown_key = f"gate_shown:{call_id}"
         shown = event.agent.state.get(shown_key)
         if shown is None:
@@ -121,7 +123,7 @@ class ApprovalGate(SteeringHandler):
             event.cancel_tool = refusal(ErrorKind.APPROVAL_DENIED, _denial(tool_name, answer))
         elif fingerprint(tool_use.get("input")) != shown:
             event.cancel_tool = refusal(ErrorKind.APPROVAL_INPUT_CHANGED, _changed(tool_name))
-        elif event.selected_tool is not None:
+        else:
             event.selected_tool = _ApprovedCall(event.selected_tool, call_id, shown)
 
 
@@ -134,16 +136,17 @@ class _ApprovedCall(ToolWrapper):
 
     def __init__(self, tool: AgentTool, call_id: str, approved_input: str) -> None:
         super().__init__(tool)
-        self._call_id = call_id
-        self._approved_input = approved_input
-        self._used = False
+        # Public names: an AgentTool keeps private fields of its own.
+        self.call_id = call_id
+        self.approved_input = approved_input
+        self.used = False
 
     async def stream(self, tool_use: Any, invocation_state: Any, **kwargs: Any) -> AsyncIterator:
-        same_call = tool_use.get("toolUseId") == self._call_id and not self._used
-        if not same_call or fingerprint(tool_use.get("input")) != self._approved_input:
+        same_call = tool_use.get("toolUseId") == self.call_id and not self.used
+        if not same_call or fingerprint(tool_use.get("input")) != self.approved_input:
             yield error_result(tool_use, ErrorKind.APPROVAL_INPUT_CHANGED, _changed(self.tool_name))
             return
-        self._used = True
+        self.used = True
         async for event in self.wrapped.stream(tool_use, invocation_state, **kwargs):
             yield event
 
@@ -197,7 +200,7 @@ def hand_consent_to_gate(registry: Registry) -> None:
     if ungated:
         raise ValueError(
             f"{', '.join(ungated)} would ask for consent on standard input, which Slack "
-            "cannot answer; give them ASK in their rows (tools/__init__.py) so the gate "
+            "cannot answer; give them ASK in their rows (yours/tools/__init__.py) so the gate "
             "asks instead"
         )
     if names:

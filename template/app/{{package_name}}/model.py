@@ -4,7 +4,9 @@ Nothing else in the package knows which model or provider is in use, so
 switching models is a change of environment (MODEL_PROVIDER, MODEL_ID) and
 tests can hand the agent a scripted model instead. Settings are read when
 the model is built, and checked at start-up, so a missing key stops the
-server before the first Slack thread rather than failing inside it.
+server before the first Slack thread rather than failing inside it. Your
+options for each provider (temperature, max_tokens, ...) are in
+yours/model_options.py.
 """
 
 import logging
@@ -16,6 +18,7 @@ from importlib.util import find_spec
 from strands.models import Model
 
 from .settings import DEFAULT_MODEL_ID, DEFAULT_MODEL_PROVIDER
+from .yours.model_options import MODEL_OPTIONS
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +30,7 @@ PROVIDERS = {
     "rehearsal": (None, ()),
 }
 
-# Anthropic's API needs a ceiling on each reply.
+# Anthropic's API needs a ceiling on each reply; MODEL_OPTIONS may set another.
 ANTHROPIC_MAX_TOKENS = 4096
 
 
@@ -63,32 +66,32 @@ def check_model_settings(env: Mapping[str, str] = os.environ) -> None:
 
 
 def build_model(env: Mapping[str, str] = os.environ) -> Model:
-    """The model the settings name. Imports only the chosen provider's client."""
+    """The model the settings name, with your options. Imports only the chosen provider's client."""
     settings = model_settings(env)
     provider, model_id = settings["MODEL_PROVIDER"], settings["MODEL_ID"]
     if provider == "rehearsal":
         from .rehearsal import RehearsalModel
 
         return RehearsalModel()
+    options = dict(MODEL_OPTIONS.get(provider, {}))
+    if model_id:  # empty with Bedrock: the Strands default model
+        options["model_id"] = model_id
     if provider == "anthropic":
         from strands.models.anthropic import AnthropicModel
 
-        return AnthropicModel(
-            client_args={"api_key": env["ANTHROPIC_API_KEY"]},
-            model_id=model_id,
-            max_tokens=ANTHROPIC_MAX_TOKENS,
-        )
+        options.setdefault("max_tokens", ANTHROPIC_MAX_TOKENS)
+        return AnthropicModel(client_args={"api_key": env["ANTHROPIC_API_KEY"]}, **options)
     if provider == "openai":
         from strands.models.openai import OpenAIModel
 
         client_args = {"api_key": env["OPENAI_API_KEY"]}
         if env.get("OPENAI_BASE_URL"):
             client_args["base_url"] = env["OPENAI_BASE_URL"]
-        return OpenAIModel(client_args=client_args, model_id=model_id)
+        return OpenAIModel(client_args=client_args, **options)
 
     from strands.models.bedrock import BedrockModel
 
-    return BedrockModel(model_id=model_id) if model_id else BedrockModel()
+    return BedrockModel(**options)
 
 
 @cache

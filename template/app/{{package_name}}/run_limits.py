@@ -1,14 +1,24 @@
 """Caps on one turn's model calls and tool calls, so a looping model cannot run up a bill.
 
 A model that keeps calling tools never ends its turn by itself: each cycle
-is another paid model call, and the Slack thread waits. The cap is checked
-before a tool runs, never inside one, so no tool is left half done: the call
-over the cap is refused with a structured `run-limit-exceeded` error (the
-thread is told which limit), and the loop stops before the model is asked
-again. The counts live in agent.state, which is stored with a run waiting
-for an answer: questions cost nothing, and a resumed run counts on from
-where it stopped. A tool call is counted once by its toolUseId, because an
-interrupted tool runs again from its first line when it resumes.
+is another paid model call, and the Slack thread waits. A turn is one
+message from the thread, with every question asked and answered inside it.
+
+The model-call cap is Strands' own: every request runs with
+`limits={"turns": ...}` (`turn_limits`), and Strands stops the loop at a
+turn boundary, after the tools the last model call asked for have run, with
+the stop reason `limit_turns` (`limit_notice` tells the thread). Strands'
+limits last one invocation, but a turn that stops on a question resumes in a
+later request, maybe in another process; so the turn's model calls are
+counted in agent.state, which is stored with the waiting run, and each
+request gets what is left of the cap.
+
+The tool-call cap is ours, because Strands has none: the `RunLimits` plugin
+refuses the call over the cap before it runs, with a structured
+`run-limit-exceeded` error the thread is told of too, and stops the loop
+before the model is asked again. A tool call is counted once by its
+toolUseId, because an interrupted tool runs again from its first line when
+it resumes.
 """
 
 import inspect
@@ -19,13 +29,39 @@ from strands.hooks import BeforeModelCallEvent, BeforeToolCallEvent
 from strands.plugins import Plugin, hook
 
 from .settings import MAX_MODEL_CALLS_PER_TURN, MAX_TOOL_CALLS_PER_TURN
-from .tool_results import ErrorKind, refusal
+from .tool_errors import ErrorKind, refusal
 
 STATE_KEY = "run_limits"
 
-# Newer Strands stops the loop with agent.cancel(after_current_tools=True);
-# older releases read request_state["stop_event_loop"], which newer ones deprecate.
+# Strands 1.62 stops the loop after the current tools with
+# agent.cancel(after_current_tools=True); 1.54 to 1.61 read
+# request_state["stop_event_loop"] instead, which 1.62 deprecates.
 _CANCEL_AFTER_TOOLS = "after_current_tools" in inspect.signature(Agent.cancel).parameters
+
+
+def turn_limits(agent: Agent) -> dict:
+    """Strands' limits for this request: what is left of the turn's model-call cap.
+
+    A count in agent.state means the request resumes a run of this turn
+    that stopped on a question: a new turn starts on a fresh agent or after
+    `new_turn`, with no count. Strands counts the resumed run's first cycle,
+    which re-runs the interrupted tools without calling the model, as a turn
+    of its own, so a resumed run gets one turn more than the model calls left.
+    """
+    counts = agent.state.get(STATE_KEY)
+    if counts is None:
+        return {"turns": max(1, MAX_MODEL_CALLS_PER_TURN)}
+    return {"turns": max(1, MAX_MODEL_CALLS_PER_TURN - counts["model_calls"] + 1)}
+
+
+def limit_notice(stop_reason: str | None) -> str | None:
+    """What the thread is told when Strands stopped the turn at its model-call cap."""
+    if stop_reason != "limit_turns":
+        return None
+    return (
+        f"This turn stopped: it reached its limit of {MAX_MODEL_CALLS_PER_TURN} model calls "
+        "(MAX_MODEL_CALLS_PER_TURN). Send a message to go on."
+    )
 
 
 def new_turn(agent: Agent) -> None:
@@ -34,23 +70,19 @@ def new_turn(agent: Agent) -> None:
 
 
 class RunLimits(Plugin):
-    """Refuses the tool call that would pass a cap, and ends the turn there."""
+    """Counts the turn's model calls for `turn_limits`; refuses the tool call over the cap."""
 
     name = "run-limits"
-
-    def __init__(
-        self,
-        max_model_calls: int = MAX_MODEL_CALLS_PER_TURN,
-        max_tool_calls: int = MAX_TOOL_CALLS_PER_TURN,
-    ) -> None:
-        super().__init__()
-        self.max_model_calls = max_model_calls
-        self.max_tool_calls = max_tool_calls
 
     @hook
     def count_model_call(self, event: BeforeModelCallEvent) -> None:
         counts = _counts(event.agent)
+        # A retried model call is one turn to Strands: count a cycle's calls once.
+        cycle = str(event.invocation_state.get("event_loop_cycle_id", ""))
+        if cycle and cycle == counts.get("cycle"):
+            return
         counts["model_calls"] += 1
+        counts["cycle"] = cycle
         event.agent.state.set(STATE_KEY, counts)
 
     @hook
@@ -59,35 +91,20 @@ class RunLimits(Plugin):
         call_id = event.tool_use["toolUseId"]
         if call_id in counts["tool_calls"]:
             return  # a resumed call, counted when it first ran
-        limit = self._limit_reached(counts)
-        if limit is None:
+        if len(counts["tool_calls"]) < MAX_TOOL_CALLS_PER_TURN:
             counts["tool_calls"].append(call_id)
             event.agent.state.set(STATE_KEY, counts)
             return
-        event.cancel_tool = refusal(ErrorKind.RUN_LIMIT_EXCEEDED, limit)
-        _stop_after_these_tools(event)
-
-    def _limit_reached(self, counts: dict) -> str | None:
-        if len(counts["tool_calls"]) >= self.max_tool_calls:
-            return (
-                f"This turn stopped: it reached its limit of {self.max_tool_calls} tool calls "
-                "(MAX_TOOL_CALLS_PER_TURN). Send a message to go on."
-            )
-        if counts["model_calls"] >= self.max_model_calls:
-            # The result of this call would need one more model call.
-            return (
-                f"This turn stopped: it reached its limit of {self.max_model_calls} model calls "
-                "(MAX_MODEL_CALLS_PER_TURN). Send a message to go on."
-            )
-        return None
+        event.cancel_tool = refusal(
+            ErrorKind.RUN_LIMIT_EXCEEDED,
+            f"This turn stopped: it reached its limit of {MAX_TOOL_CALLS_PER_TURN} tool calls "
+            "(MAX_TOOL_CALLS_PER_TURN). Send a message to go on.",
+        )
+        if _CANCEL_AFTER_TOOLS:
+            event.agent.cancel(after_current_tools=True)
+        else:
+            event.invocation_state["request_state"]["stop_event_loop"] = True
 
 
 def _counts(agent: Agent) -> dict[str, Any]:
     return agent.state.get(STATE_KEY) or {"model_calls": 0, "tool_calls": []}
-
-
-def _stop_after_these_tools(event: BeforeToolCallEvent) -> None:
-    if _CANCEL_AFTER_TOOLS:
-        event.agent.cancel(after_current_tools=True)
-    else:
-        event.invocation_state["request_state"]["stop_event_loop"] = True

@@ -4,11 +4,11 @@ This is the trust boundary, and it is one straight path. Every payload is
 checked against a JSON Schema of Welt's request before anything else reads
 it, so nothing smaller, emptier or half-decoded ever reaches the model; a
 payload off the schema ends in one `error` event naming the JSON path and
-the rule it broke. welt-io-strands then decodes it and starts the run
-(`start_reply`), and reduces the stream to Welt's events
-(`renderable_events`). What stays here is what the adapter leaves to the
-agent: answers checked against the questions they answer, the file ceiling
-of one stream chunk, and the gate's notices to the human.
+the rule it broke. welt-io-strands then decodes it, the run starts with this
+turn's limits (run_limits.py), and the adapter reduces the stream to Welt's
+events (`renderable_events`). What stays here is what the adapter leaves to
+the agent: answers checked against the questions they answer, the file
+ceiling of one stream chunk, and the notices the human must not miss.
 """
 
 import json
@@ -20,9 +20,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from strands import Agent
-from welt_io_strands import renderable_events, start_reply
+from welt_io_strands import decode_interrupt_responses, decode_messages, renderable_events
 
-from .tool_results import structured_error
+from .run_limits import limit_notice, turn_limits
+from .tool_errors import structured_error
 
 # Welt's request, written from its wire contract (v0.8 onwards). The tests
 # check their fixtures against the same file.
@@ -76,16 +77,35 @@ def as_welt_request(payload: Any) -> tuple[Any, str | None]:
     return payload, payload_problem(payload)
 
 
-def answer_problem(reason: Any, answer: dict) -> str | None:
-    """Why an answer cannot be the human's reply to this question, or None if it can.
+def answers_problem(questions: dict[str, Any], answers: dict[str, dict]) -> str | None:
+    """Why these answers cannot resume the run that asked these questions, or None if they can.
 
-    welt-io-strands hands a tool the value alone, so the widget it came from
-    is checked here. A button press must carry a value one of the question's
-    buttons declares; typed text must go to a question with a text field,
-    and must not equal a button's value, or typing "Approve" would press it.
-    A null answers nothing: Strands would take it for "not answered yet" and
-    ask again, so it is refused and the question stays open.
+    The one place an answer is checked against its question (the schema has
+    already checked its shape). Welt sends answers only once every question
+    is answered, so an unknown or a missing id is refused whole. welt-io-strands
+    hands a tool the value alone, so the widget it came from is checked here:
+    a button press must carry a value one of the question's buttons declares;
+    typed text must go to a question with a text field, and must not equal a
+    button's value, or typing "Approve" would press it. A null answers
+    nothing: Strands would take it for "not answered yet" and ask again.
+    A refused answer loses nothing: the run keeps waiting for a good one.
     """
+    unknown = sorted(set(answers) - set(questions))
+    if unknown:
+        return f"{', '.join(unknown)} is not a question this run asked"
+    missing = sorted(set(questions) - set(answers))
+    if missing:
+        return f"{', '.join(missing)} still needs an answer"
+    for interrupt_id, answer in answers.items():
+        problem = _answer_problem(questions[interrupt_id], answer)
+        if problem:
+            return (
+                f"the answer to {interrupt_id} was refused: {problem}. The question is still open"
+            )
+    return None
+
+
+def _answer_problem(reason: Any, answer: dict) -> str | None:
     value, source = answer["value"], answer["source"]
     if value is None:
         return "a null answer answers nothing; press a button or type a reply"
@@ -119,7 +139,7 @@ async def reply_events(
     goes on instead of failing at AgentCore.
     """
     async with (
-        aclosing(start_reply(agent, payload)) as raw,
+        aclosing(agent.stream_async(_prompt(payload), limits=turn_limits(agent))) as raw,
         aclosing(_with_notices(raw)) as noticed,
         aclosing(renderable_events(noticed, agent=agent, files_from=files_from)) as events,
     ):
@@ -136,9 +156,29 @@ async def reply_events(
             yield event
 
 
+def _prompt(payload: dict) -> list:
+    """What the run starts from: the turn's messages, or the answers that resume it.
+
+    welt-io-strands' `start_reply` does the same, but cannot pass this turn's
+    limits to Strands; its two decoders do all the decoding.
+    """
+    if "interrupt_responses" in payload:
+        return decode_interrupt_responses(payload["interrupt_responses"])
+    return decode_messages(payload["messages"])
+
+
 async def _with_notices(stream: AsyncIterator[dict]) -> AsyncIterator[dict]:
-    """Tell the human, not only the model, when the gate refused a call they cared about."""
+    """Tell the human, not only the model, what stopped a call or the turn.
+
+    A refusal they cared about (the gate's, a run limit's) and a turn that
+    Strands stopped at its limit would otherwise reach only the model, or
+    nobody, and the thread would fall silent.
+    """
     async for event in stream:
+        result = event.get("result")
+        notice = limit_notice(getattr(result, "stop_reason", None)) if result else None
+        if notice:
+            yield {"data": f"\n\n_{notice}_\n\n"}
         message = event.get("message")
         for block in message.get("content", []) if isinstance(message, dict) else []:
             error = structured_error(block["toolResult"]) if "toolResult" in block else None

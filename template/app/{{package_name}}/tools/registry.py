@@ -3,17 +3,18 @@
 The tool list, the files that go to Slack and the gate's policy are three
 views of one table, so they cannot disagree: a tool added without a row
 does not exist, and a row cannot forget to say whether a human approves.
-A tool the agent gets from elsewhere (an MCP server, say) has no row and
-gets the project's answer for unlisted tools.
+The table is TOOLS, in yours/tools/__init__.py. A tool the agent gets from
+elsewhere (an MCP server, say) has no row and gets the project's answer
+for unlisted tools.
 """
 
+import atexit
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import import_module
-from importlib.util import find_spec
 from typing import Any, Literal
 
-from ..settings import GATE_UNLISTED_TOOLS
+from ..settings import GATE_UNLISTED_TOOLS, USE_MCP
 
 Decision = Literal["ask", "allow"]
 ASK: Decision = "ask"  # a human approves each call in the thread before it runs
@@ -75,32 +76,36 @@ class Registry:
 
 
 def project_registry() -> Registry:
-    """The registry that tools/__init__.py declares in TOOLS.
+    """The registry that yours/tools/__init__.py declares in TOOLS."""
+    from ..yours.tools import TOOLS  # imported when asked: your tools import Row from here
 
-    Projects generated before 0.2.0 list bare tools in TOOLS, their files in
-    FILES_FROM and their gate in policy.py. Those files are the user's, so
-    an update cannot rewrite them: bare tools are read into rows from there
-    until the user moves to rows (CHANGELOG.md, 0.2.0).
+    bare = [tool_name(entry) for entry in TOOLS if not isinstance(entry, Row)]
+    if bare:
+        raise TypeError(
+            f"TOOLS lists tools without a row: {', '.join(bare)}. Give each one "
+            "Row(tool, ASK) or Row(tool, ALLOW) in yours/tools/__init__.py."
+        )
+    return Registry(TOOLS)
+
+
+def serving_registry(env: Mapping[str, str] = os.environ) -> Registry:
+    """The registry the server uses: TOOLS and, with USE_MCP, the MCP servers' tools.
+
+    The servers listed in yours/mcp_servers.py start here, once per process,
+    and stop when it exits (tools/mcp.py). MCP_SERVERS=off starts none: the
+    tests set it, so that they never reach your servers.
     """
-    from .. import tools
+    registry = project_registry()
+    if not USE_MCP:
+        return registry
+    from ..yours.mcp_servers import MCP_DECISIONS, MCP_SERVERS
+    from .mcp import McpServers
 
-    policy, unlisted = _policy_of_older_projects()
-    files = set(getattr(tools, "FILES_FROM", ()))
-    rows = [
-        entry
-        if isinstance(entry, Row)
-        else Row(entry, policy.get(tool_name(entry), unlisted), tool_name(entry) in files)
-        for entry in tools.TOOLS
-    ]
-    return Registry(rows, unlisted)
-
-
-def _policy_of_older_projects() -> tuple[Mapping[str, Decision], Decision]:
-    package = __package__.rsplit(".", 1)[0]
-    if find_spec(f"{package}.policy") is None:
-        return {}, UNLISTED
-    policy = import_module(f"{package}.policy")
-    return policy.POLICY, policy.UNLISTED
+    servers = McpServers(MCP_SERVERS, MCP_DECISIONS)  # refuses two servers of one name
+    if env.get("MCP_SERVERS") == "off":
+        return registry
+    atexit.register(servers.stop)
+    return registry.with_rows(*servers.start())
 
 
 def tool_name(tool: Any) -> str:

@@ -6,9 +6,10 @@ would start a subprocess (or an HTTP session) per thread and leak it when a
 run waits hours for an answer. A run resumed in this process uses the same
 live client; one resumed after a restart gets the new process's client,
 whose tools have the same names. Every tool a server offers becomes a
-registry row: ALLOW only where mcp_servers.py says so, ASK for every other,
-whatever GATE_UNLISTED_TOOLS says, because a server can add tools without
-this project changing.
+registry row: ALLOW only where yours/mcp_servers.py says so, ASK for every
+other, whatever GATE_UNLISTED_TOOLS says, because a server can add tools
+without this project changing. registry.serving_registry() starts the
+servers when settings.USE_MCP is on.
 """
 
 import inspect
@@ -92,7 +93,7 @@ class McpServers:
                 self.stop()
                 raise SystemExit(
                     f"MCP server {server.name!r} ({server.describe()}) did not start: "
-                    f"{error}. Fix or remove it in tools/mcp_servers.py."
+                    f"{error}. Fix or remove it in yours/mcp_servers.py."
                 ) from None
             self._clients.append(client)
             rows += [Row(tool, self.decisions.get(tool.tool_name, ASK)) for tool in tools]

@@ -1,0 +1,375 @@
+"""run_store: where runs waiting for a human's answer are kept.
+
+With s3, agentcore/agentcore.json names the bucket and grants the runtime a
+policy limited to the project's prefix in it; by default nothing of that is
+rendered and the session storage mount stays. End to end, the generated app
+runs as AgentCore runs it, on an S3 server on this machine (moto): a
+question asked by a process that is killed is answered by the next one.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import render, run
+
+BUCKET = "acme-agent-runs"
+PROJECT = "billing-bot"
+IAM_VERSION = "2012-10-17"
+
+
+def runtime_of(root: Path) -> dict:
+    (runtime,) = json.loads((root / "agentcore" / "agentcore.json").read_text())["runtimes"]
+    return runtime
+
+
+def env_vars(runtime: dict) -> dict[str, str]:
+    return {variable["name"]: variable["value"] for variable in runtime.get("envVars", [])}
+
+
+def listed(value: str | list[str]) -> list[str]:
+    """An IAM Action or Resource, which may be one string or a list."""
+    return [value] if isinstance(value, str) else value
+
+
+def policy_documents(root: Path, runtime: dict) -> dict[str, dict]:
+    """The policy documents additionalPolicies names by path (relative to codeLocation)."""
+    paths = [entry for entry in runtime["additionalPolicies"] if entry.endswith(".json")]
+    code = root / runtime["codeLocation"]
+    return {path: json.loads((code / path).read_text()) for path in paths}
+
+
+# ---------------------------------------------------------------- rendering
+
+
+@pytest.fixture(scope="module")
+def with_s3(tmp_path_factory) -> Path:
+    """The template rendered with run_store=s3 and a bucket of its own."""
+    root = tmp_path_factory.mktemp("with-s3") / "project"
+    return render(root, project_name=PROJECT, run_store="s3", state_bucket=BUCKET)
+
+
+def test_with_s3_agentcore_json_names_the_bucket_and_the_projects_prefix(with_s3):
+    variables = env_vars(runtime_of(with_s3))
+
+    assert variables["STATE_BUCKET"] == BUCKET
+    assert variables["STATE_PREFIX"] == f"{PROJECT}/"
+
+
+def test_the_bucket_is_named_after_the_project_unless_answered(project):
+    runtime = runtime_of(project(project_name=PROJECT, run_store="s3"))
+
+    assert env_vars(runtime)["STATE_BUCKET"] == f"{PROJECT}-runs"
+
+
+def test_with_s3_no_session_storage_is_mounted(with_s3):
+    runtime = runtime_of(with_s3)
+
+    assert "filesystemConfigurations" not in runtime
+    assert "SESSION_STORAGE_DIR" not in env_vars(runtime)
+
+
+def test_each_additional_policy_is_a_managed_policy_arn_or_a_policy_file_in_the_code(with_s3):
+    runtime = runtime_of(with_s3)
+
+    entries = runtime["additionalPolicies"]
+    assert entries
+    for entry in entries:
+        if entry.endswith(".json"):  # the CLI's rule: a path relative to codeLocation
+            assert (with_s3 / runtime["codeLocation"] / entry).is_file(), entry
+        else:
+            assert entry.startswith("arn:aws:iam::"), entry
+
+
+def test_each_policy_file_is_an_iam_policy_document(with_s3):
+    documents = policy_documents(with_s3, runtime_of(with_s3))
+
+    assert documents
+    for document in documents.values():
+        assert document["Version"] == IAM_VERSION
+        assert isinstance(document["Statement"], list) and document["Statement"]
+        for statement in document["Statement"]:
+            assert statement["Effect"] == "Allow"
+            assert statement["Action"] and statement["Resource"]
+
+
+def test_the_policy_allows_object_actions_only_under_the_projects_prefix_in_the_bucket(with_s3):
+    documents = policy_documents(with_s3, runtime_of(with_s3))
+
+    statements = [s for document in documents.values() for s in document["Statement"]]
+    for statement in statements:
+        actions, resources = listed(statement["Action"]), listed(statement["Resource"])
+        assert all(action.startswith("s3:") and "*" not in action for action in actions)
+        if all(action.startswith("s3:ListBucket") for action in actions):
+            assert resources == [f"arn:aws:s3:::{BUCKET}"], statement
+        else:
+            assert resources == [f"arn:aws:s3:::{BUCKET}/{PROJECT}/*"], statement
+
+
+def test_by_default_runs_stay_in_session_storage_with_no_bucket_and_no_policy(project):
+    root = project()
+    runtime = runtime_of(root)
+
+    assert "additionalPolicies" not in runtime
+    assert not {"STATE_BUCKET", "STATE_PREFIX"} & set(env_vars(runtime))
+    (storage,) = runtime["filesystemConfigurations"]
+    assert env_vars(runtime)["SESSION_STORAGE_DIR"] == storage["sessionStorage"]["mountPath"]
+    assert not list((root / runtime["codeLocation"]).glob("*.json"))  # no policy document
+
+
+BAD_ANSWERS = {
+    "a store outside the choices": ({"run_store": "dynamodb"}, "run_store", "'s3'"),
+    "a bucket with capitals and an underscore": (
+        {"run_store": "s3", "state_bucket": "Bad_Bucket"},
+        "state_bucket",
+        "state_bucket must be an S3 bucket name",
+    ),
+    "a bucket name too short": (
+        {"run_store": "s3", "state_bucket": "ab"},
+        "state_bucket",
+        "state_bucket must be an S3 bucket name",
+    ),
+    "a bucket named like an IP address": (
+        {"run_store": "s3", "state_bucket": "1.2.3.4"},
+        "state_bucket",
+        "state_bucket must be an S3 bucket name",
+    ),
+}
+
+
+@pytest.mark.parametrize("answers, question, message", BAD_ANSWERS.values(), ids=BAD_ANSWERS.keys())
+def test_a_bad_run_store_answer_is_refused_naming_the_question(
+    tmp_path, answers, question, message
+):
+    with pytest.raises(ValueError) as refused:
+        render(tmp_path / "project", **answers)
+
+    assert f"'{question}'" in str(refused.value)
+    assert message in str(refused.value)
+    assert not (tmp_path / "project" / "app" / "main.py").exists()
+
+
+# ---------------------------------------------------------------- end to end
+#
+# The generated app, started as AgentCore starts it (`python main.py` with
+# agentcore.json's envVars), keeps its runs in a bucket of an S3 server on
+# this machine, reached over HTTP by boto3 as the deployed agent reaches AWS.
+
+# Any credentials do: the S3 server checks none.
+S3_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "offline-test",
+    "AWS_SECRET_ACCESS_KEY": "offline-test",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+RESUMED = "The run resumed in a new process"  # rehearsal's last words after a restart
+
+
+@pytest.fixture(scope="module")
+def s3_agent(tmp_path_factory):
+    """The minimal agent rendered with run_store=s3, its environment built."""
+    root = render(
+        tmp_path_factory.mktemp("s3-agent") / "agent",
+        python_version="3.12",
+        include_sample_tools=False,
+        include_image_generation=False,
+        run_store="s3",
+        state_bucket=BUCKET,
+    )
+    installed = run(["make", "install"], root)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return root
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    """An S3 API on a free port of this machine; yields its URL."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def deployed_env(s3_agent, s3_server, tmp_path_factory) -> dict[str, str]:
+    """The environment of the agent as AgentCore runs it, with its bucket created.
+
+    agentcore.json's envVars as they are (STATE_BUCKET, STATE_PREFIX; not
+    RUN_STORE: the rendered default must be s3), the S3 server's endpoint,
+    and rehearsal instead of a model. Nothing of the shell's AWS settings.
+    """
+    variables = env_vars(runtime_of(s3_agent))
+    s3_client(s3_server).create_bucket(Bucket=variables["STATE_BUCKET"])
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path_factory.mktemp("home")),
+        **variables,
+        **S3_CREDENTIALS,
+        "AWS_ENDPOINT_URL_S3": s3_server,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "MODEL_PROVIDER": "rehearsal",
+    }
+
+
+def s3_client(endpoint: str):
+    import boto3
+
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name=S3_CREDENTIALS["AWS_DEFAULT_REGION"],
+        aws_access_key_id=S3_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=S3_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    )
+
+
+class Agent:
+    """One `python app/main.py` process of the generated project, on a free port."""
+
+    def __init__(self, project: Path, env: dict[str, str], log: Path):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = log
+        with log.open("w") as output:
+            self.process = subprocess.Popen(
+                [project / ".venv" / "bin" / "python", "app/main.py"],
+                cwd=project,
+                env={**env, "PORT": str(port)},
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+
+    def wait_until_ready(self, within: float = 60) -> "Agent":
+        """Poll GET /ping until it answers; fail with the log if the process ends first."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/ping", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            try:
+                self.process.wait(timeout=0.1)  # the pause between polls
+            except subprocess.TimeoutExpired:
+                continue
+            pytest.fail(f"the agent exited with {self.process.returncode}:\n{self.output()}")
+        pytest.fail(f"the agent did not answer /ping within {within} s:\n{self.output()}")
+
+    def output(self) -> str:
+        return self.log.read_text()[-3000:]
+
+    def send(self, session: str, payload: dict) -> list[dict]:
+        """POST a Welt payload to /invocations; the SSE events of the reply."""
+        with httpx.stream(
+            "POST",
+            f"{self.url}/invocations",
+            json=payload,
+            headers={
+                "Accept": "text/event-stream",
+                "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session,
+            },
+            timeout=60,
+        ) as response:
+            assert response.status_code == 200, response.read()
+            return [
+                json.loads(line.removeprefix("data: "))
+                for line in response.iter_lines()
+                if line.startswith("data: ")
+            ]
+
+    def say(self, session: str, text: str) -> list[dict]:
+        return self.send(session, {"messages": [{"role": "user", "content": [{"text": text}]}]})
+
+    def answer(self, session: str, interrupt_id: str, text: str) -> list[dict]:
+        responses = {interrupt_id: {"value": text, "source": "input"}}
+        return self.send(session, {"interrupt_responses": responses})
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def agents(s3_agent, deployed_env, tmp_path):
+    """Start agent processes, each a new one on the same bucket and session storage.
+
+    start(n) starts n at once and returns them once each answers /ping.
+    """
+    storage = tmp_path / "session-storage"
+    storage.mkdir()
+    started: list[Agent] = []
+
+    def start(count: int = 1) -> list[Agent]:
+        env = {**deployed_env, "SESSION_STORAGE_DIR": str(storage)}
+        new = [
+            Agent(s3_agent, env, tmp_path / f"agent-{len(started) + n}.log") for n in range(count)
+        ]
+        started.extend(new)
+        return [agent.wait_until_ready() for agent in new]
+
+    start.session_storage = storage
+    yield start
+    for agent in started:
+        if agent.process.poll() is None:
+            agent.kill()
+
+
+def interrupts(events: list[dict]) -> list[dict]:
+    return [event["interrupt"] for event in events if "interrupt" in event]
+
+
+def stored_keys(s3_server: str, bucket: str) -> list[str]:
+    listing = s3_client(s3_server).list_objects_v2(Bucket=bucket)
+    return [item["Key"] for item in listing.get("Contents", [])]
+
+
+def a_deploy(session_storage: Path) -> None:
+    """What a deploy does to AgentCore's session storage: it starts empty."""
+    shutil.rmtree(session_storage)
+    session_storage.mkdir()
+
+
+@pytest.mark.slow
+def test_a_question_kept_in_the_bucket_is_answered_after_a_kill_and_a_deploy(
+    agents, deployed_env, s3_server
+):
+    session = "slack_T1_C1_killed.000100"
+    (first,) = agents()
+    (question,) = interrupts(first.say(session, "<@U1>: hi"))
+    kept = stored_keys(s3_server, deployed_env["STATE_BUCKET"])
+    assert f"{deployed_env['STATE_PREFIX']}threads/{session}.json" in kept
+
+    first.kill()
+    a_deploy(agents.session_storage)
+    (second,) = agents()
+    finished = second.answer(session, question["id"], "ok")
+
+    assert RESUMED in finished[-1].get("data", ""), finished
+
+
+@pytest.mark.slow
+def test_the_same_answer_sent_to_two_processes_at_once_resumes_the_run_once(agents):
+    session = "slack_T1_C1_twice.000100"
+    servers = agents(2)
+    (question,) = interrupts(servers[0].say(session, "<@U1>: hi"))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        replies = list(
+            pool.map(lambda server: server.answer(session, question["id"], "ok"), servers)
+        )
+
+    refused = [events for events in replies if "error" in events[0]]
+    assert len(refused) == 1, replies
+    assert len(refused[0]) == 1, refused
