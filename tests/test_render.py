@@ -5,7 +5,7 @@ import re
 
 import pytest
 import yaml
-from conftest import COMBINATIONS, combination_id, render
+from conftest import COMBINATIONS, TEMPLATE, combination_id, render
 
 import tomllib
 
@@ -68,6 +68,28 @@ def test_answers_file_records_the_answers_for_update(project):
     assert answers["agent_name"] == "BillingBot"
     assert answers["include_image_generation"] is False
     assert "_commit" in answers and "_src_path" in answers
+
+
+def template_version() -> str:
+    return yaml.safe_load((TEMPLATE / "copier.yml").read_text())["template_version"]["default"]
+
+
+def test_the_changelog_s_newest_release_is_the_template_version():
+    newest = re.search(r"^## (\S+)$", (TEMPLATE / "CHANGELOG.md").read_text(), re.M)
+
+    assert newest and newest.group(1) == template_version()
+
+
+def test_a_copy_shows_the_release_it_was_made_from(project):
+    answers_file = (project() / ".copier-answers.yml").read_text()
+
+    assert f"# Made from release {template_version()} of the template" in answers_file
+
+
+def test_a_fresh_readme_is_one_the_generated_docs_test_checks(project):
+    readme = (project() / "README.md").read_text()
+
+    assert readme.startswith("<!-- tests/test_docs.py checks this file -->\n")
 
 
 def test_minimal_agent_keeps_the_wire_the_gate_and_one_tool(project):

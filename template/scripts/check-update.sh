@@ -35,9 +35,11 @@ leftovers=$(for package in */; do [ -d "app/$package" ] && echo "${package%/}"; 
 if [ -n "$rejects$markers$leftovers" ] || [ "$moving" = 1 ]; then
   echo "copier update left work to merge by hand:" >&2
   for path in $rejects $markers $leftovers; do echo "  $path" >&2; done
-  echo "Resolve each (a .rej holds your edit of a file that moved into app/; a file" >&2
-  echo "kept above must be merged into yours/ by hand), delete the .rej files and" >&2
-  echo "the old files, then run the tests." >&2
+  echo "Resolve each: a .rej holds the part of a change copier could not merge into" >&2
+  echo "the file beside it (from 0.2.0, your edit of a file that moved into app/);" >&2
+  echo "conflict markers show both sides in the file itself; a file kept above must be" >&2
+  echo "merged into yours/ by hand. Then delete the .rej files and the old files, and" >&2
+  echo "run the tests." >&2
   exit 1
 fi
 echo "Update merged cleanly. Now: make install lint test"

@@ -9,15 +9,15 @@ says so. Set MODEL_PROVIDER=rehearsal; it is never the default, and every
 first reply says that no model is in use.
 """
 
-import os
 import re
 
+from .restore import instance_id
 from .scripted_model import ScriptedModel, call, reply, use
 
 NOTICE = "**Rehearsal mode: no model is in use; every reply is scripted.**"
 FINISHED = "Rehearsal done: everything above went over the wire."
 RESTARTED = "The run resumed in a new process, from storage: it outlived a restart."
-_ASKED_BY = re.compile(r"\(asked by process (\d+)\)")
+_ASKED_BY = re.compile(r"\(asked by process ([0-9a-f]+)\)")
 
 
 class RehearsalModel(ScriptedModel):
@@ -47,7 +47,7 @@ def _question() -> list[dict]:
         question=(
             "Rehearsal: type anything to check that typed answers arrive. To see a run "
             "outlive a restart, stop the server and start it again before you answer. "
-            f"(asked by process {os.getpid()})"
+            f"(asked by process {instance_id()})"
         ),
     )
 
@@ -75,7 +75,7 @@ def _restart_note(messages: list[dict]) -> str:
     for message in _since_the_last_user_text(messages):
         for block in message.get("content", []):
             asked = _ASKED_BY.search(str(block.get("toolUse", {}).get("input", "")))
-            if asked and int(asked.group(1)) != os.getpid():
+            if asked and asked.group(1) != instance_id():
                 return " " + RESTARTED
     return ""
 

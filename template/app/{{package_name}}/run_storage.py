@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from strands.storage import LocalFileStorage, S3Storage
+from strands.storage import InMemoryStorage, LocalFileStorage, S3Storage
 
 from .settings import DEFAULT_RUN_STORE, LOCAL_SESSION_STORAGE
 
@@ -38,7 +38,7 @@ class StoreUnavailable(Exception):
 class RunStorage:
     """Strands' storage for snapshots, plus the one conditional write a claim needs."""
 
-    storage: LocalFileStorage | S3Storage  # Strands' own; both can scope a view (namespace)
+    storage: LocalFileStorage | S3Storage | InMemoryStorage  # Strands' own
     # Whether every waiting run can be listed cheaply at first use (a folder
     # can; a bucket shared by many microVMs relies on its expiry rule).
     lists_everything = False
@@ -132,6 +132,22 @@ class BucketStorage(RunStorage):
             if error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") in (409, 412):
                 return False
             raise
+        return True
+
+
+class MemoryStorage(RunStorage):
+    """Runs held in this process only: for the warm-up turn, which must leave nothing behind."""
+
+    def __init__(self) -> None:
+        self.storage = InMemoryStorage()
+
+    def describe(self) -> str:
+        return "memory of this process"
+
+    async def create(self, key: str, data: bytes) -> bool:
+        if await self.storage.read(key) is not None:
+            return False
+        await self.storage.write(key, data)
         return True
 
 

@@ -23,7 +23,7 @@ nests each snapshot seven folders deep and writes the questions beside it
 in a second file, and on a folder every new folder or file costs a disk
 operation (about 0.4 ms here, more on AgentCore's session storage). One
 record per thread is one write per stop, and one read per resume
-(bench/resume.py in the template measures both).
+(the template repository's bench/resume.py measures both).
 """
 
 import json

@@ -1,15 +1,17 @@
 """MCP servers' tools, behind the same gate as every other tool.
 
-Each server gets one Strands MCPClient for the whole process, started when
-the server starts and stopped when it exits: a client per Slack thread
-would start a subprocess (or an HTTP session) per thread and leak it when a
-run waits hours for an answer. A run resumed in this process uses the same
-live client; one resumed after a restart gets the new process's client,
-whose tools have the same names. Every tool a server offers becomes a
-registry row: ALLOW only where yours/mcp_servers.py says so, ASK for every
-other, whatever GATE_UNLISTED_TOOLS says, because a server can add tools
-without this project changing. registry.serving_registry() starts the
-servers when settings.USE_MCP is on.
+Each server gets one Strands MCPClient for the whole process, started on
+the process's first request and stopped when it exits: a client per Slack
+thread would start a subprocess (or an HTTP session) per thread and leak it
+when a run waits hours for an answer, and a client started at import would
+be in AgentCore V2's snapshot, one MCP session shared by every restored
+instance. A run resumed in this process uses the same live client; one
+resumed after a restart gets the new process's client, whose tools have
+the same names. Every tool a server offers becomes a registry row: ALLOW
+only where yours/mcp_servers.py says so, ASK for every other, whatever
+GATE_UNLISTED_TOOLS says, because a server can add tools without this
+project changing. registry.ServingRegistry starts the servers when
+settings.USE_MCP is on.
 """
 
 import inspect
@@ -69,6 +71,10 @@ class StreamableHttp:
         return self.url
 
 
+class McpServerError(RuntimeError):
+    """A server that did not start; the message names it and says where it is listed."""
+
+
 class McpServers:
     """The MCP servers of one process: started once, their tools as registry rows."""
 
@@ -82,20 +88,20 @@ class McpServers:
         self._clients: list[MCPClient] = []
 
     def start(self) -> list[Row]:
-        """Start every server and list its tools; a server that fails stops the start-up."""
+        """Start every server and list its tools; if one fails, stop them all and name it."""
         rows = []
         for server in self.servers:
-            client = server.client()
             try:
+                client = server.client()
                 client.start()
+                self._clients.append(client)  # stopped with the others if listing fails
                 tools = client.list_tools_sync()
             except Exception as error:
                 self.stop()
-                raise SystemExit(
+                raise McpServerError(
                     f"MCP server {server.name!r} ({server.describe()}) did not start: "
                     f"{error}. Fix or remove it in yours/mcp_servers.py."
                 ) from None
-            self._clients.append(client)
             rows += [Row(tool, self.decisions.get(tool.tool_name, ASK)) for tool in tools]
         return rows
 

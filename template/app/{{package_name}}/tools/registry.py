@@ -3,18 +3,23 @@
 The tool list, the files that go to Slack and the gate's policy are three
 views of one table, so they cannot disagree: a tool added without a row
 does not exist, and a row cannot forget to say whether a human approves.
-The table is TOOLS, in yours/tools/__init__.py. A tool the agent gets from
-elsewhere (an MCP server, say) has no row and gets the project's answer
-for unlisted tools.
+The table is TOOLS, in yours/tools/__init__.py. An MCP server's tools get
+rows when the server starts (ASK unless yours/mcp_servers.py allows them);
+a tool that still has no row gets the project's answer for unlisted tools.
 """
 
+import asyncio
 import atexit
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..settings import GATE_UNLISTED_TOOLS, USE_MCP
+
+if TYPE_CHECKING:
+    from .mcp import McpServers
 
 Decision = Literal["ask", "allow"]
 ASK: Decision = "ask"  # a human approves each call in the thread before it runs
@@ -88,24 +93,57 @@ def project_registry() -> Registry:
     return Registry(TOOLS)
 
 
-def serving_registry(env: Mapping[str, str] = os.environ) -> Registry:
+class ServingRegistry(Registry):
+    """The server's registry: TOOLS at once, your MCP servers' tools from the first request on.
+
+    The servers are not started at import: on AgentCore V2 the process is
+    snapshotted after its start-up and restored for every session, and a
+    client started before the snapshot would be one MCP session (one
+    `mcp-session-id`, one subprocess's pipes) shared by every instance. So
+    main.py calls start_servers() at the top of each request; the first
+    starts the servers and adds their rows, the others return at once.
+    """
+
+    def __init__(self, registry: Registry, servers: "McpServers | None" = None) -> None:
+        super().__init__(registry.rows, registry.unlisted)
+        self._servers = servers
+        self._starting = threading.Lock()
+
+    async def start_servers(self) -> None:
+        """Start the MCP servers once, off the event loop; McpServerError names one that failed.
+
+        A failure starts nothing and is not remembered: the next request tries again.
+        """
+        if self._servers is not None:
+            await asyncio.to_thread(self._start)
+
+    def _start(self) -> None:
+        with self._starting:  # requests arriving together start the servers once
+            if self._servers is None:
+                return
+            served = self.with_rows(*self._servers.start())
+            self.rows, self._by_name, self._servers = served.rows, served._by_name, None
+
+
+def serving_registry(env: Mapping[str, str] = os.environ) -> ServingRegistry:
     """The registry the server uses: TOOLS and, with USE_MCP, the MCP servers' tools.
 
-    The servers listed in yours/mcp_servers.py start here, once per process,
-    and stop when it exits (tools/mcp.py). MCP_SERVERS=off starts none: the
-    tests set it, so that they never reach your servers.
+    The servers listed in yours/mcp_servers.py start on the first request
+    (ServingRegistry.start_servers), once per process, and stop when it exits
+    (tools/mcp.py). MCP_SERVERS=off starts none: the tests set it, so that
+    they never reach your servers.
     """
     registry = project_registry()
     if not USE_MCP:
-        return registry
+        return ServingRegistry(registry)
     from ..yours.mcp_servers import MCP_DECISIONS, MCP_SERVERS
     from .mcp import McpServers
 
     servers = McpServers(MCP_SERVERS, MCP_DECISIONS)  # refuses two servers of one name
-    if env.get("MCP_SERVERS") == "off":
-        return registry
+    if env.get("MCP_SERVERS") == "off" or not MCP_SERVERS:
+        return ServingRegistry(registry)
     atexit.register(servers.stop)
-    return registry.with_rows(*servers.start())
+    return ServingRegistry(registry, servers)
 
 
 def tool_name(tool: Any) -> str:

@@ -1,0 +1,70 @@
+"""What must differ between instances restored from one AgentCore V2 snapshot, drawn per request.
+
+On platform V2, AgentCore imports this app once, posts its warm-up,
+snapshots the process at the first healthy /ping, and restores that
+snapshot for every new session. Whatever memory held by then is the same in
+every instance: module state, and the state of Python's `random`.
+`os.urandom`, `secrets` and `uuid.uuid4` read the kernel, which reseeds
+itself after a restore; `random` does not, so every instance would draw the
+same numbers: trace and span ids (OpenTelemetry's generators, the X-Ray one
+that AgentCore's distro installs included, call `random.getrandbits`),
+botocore's retry jitter, Strands' ids for direct tool calls.
+
+There is no after-restore hook, and an instance cannot tell that it was
+restored: its PID is 1 and its hostname `localhost` in every instance,
+`time.monotonic()` does not advance across a restore, and a flag set before
+the snapshot ("reseeded already") is set in every instance. So `random`
+is reseeded from os.urandom at the start of every request, /ping included
+(FreshRandomness): `random.seed(os.urandom(32))` costs about 8
+microseconds (measured on Python 3.12 and 3.13), less than parsing the
+request's headers. Code that wants a repeatable sequence keeps its own
+`random.Random(seed)`, which nothing else draws from.
+"""
+
+import os
+import random
+import secrets
+import threading
+from typing import Any
+
+
+def fresh_randomness() -> None:
+    """Reseed Python's `random` from the kernel: new numbers in every restored instance."""
+    random.seed(os.urandom(32))
+
+
+class FreshRandomness:
+    """ASGI middleware: `random` reseeded before anything in the request draws from it.
+
+    main.py adds it last, which makes it the outermost middleware, so the
+    reseed comes before the server span that AgentCore's OpenTelemetry
+    instrumentation opens around each request, not just before the agent's.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            fresh_randomness()
+        await self.app(scope, receive, send)
+
+
+_instance: str | None = None
+_drawing = threading.Lock()
+
+
+def instance_id() -> str:
+    """An id of this instance (this process), drawn from the kernel when a request first asks.
+
+    Not at import, nor in the warm-up: the snapshot holds whatever was drawn
+    by then, and every instance restored from it would share the id.
+    AgentCore snapshots before it sends the first /invocations, so an id
+    first drawn while serving one belongs to this instance alone. Never use
+    os.getpid() or socket.gethostname() as one: 1 and localhost everywhere.
+    """
+    global _instance
+    with _drawing:
+        if _instance is None:
+            _instance = secrets.token_hex(8)
+        return _instance
