@@ -182,3 +182,24 @@ def test_the_update_check_passes_a_clean_project(project):
     )
 
     assert checked.returncode == 0, checked.stderr
+
+
+# What local runs leave in a project, and what leaves it there.
+LEFT_BEHIND = {
+    "app/uv.lock": "agentcore dev, which syncs app/ on its own",
+    ".venv/bin/python": "make install",
+    ".env": "a local .env",
+}
+
+
+def test_git_ignores_what_local_runs_leave_behind(project):
+    root = project()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+
+    tracked = [
+        f"{path} (left by {left_by})"
+        for path, left_by in LEFT_BEHIND.items()
+        if subprocess.run(["git", "check-ignore", "-q", path], cwd=root).returncode != 0
+    ]
+
+    assert tracked == []

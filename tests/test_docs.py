@@ -56,6 +56,7 @@ NOT_HERE = {
     # made at run time, or elsewhere, by what the docs describe
     "./output": "the working folder a tool writes to at run time (docs/deploying.md)",
     ".DS_Store": "one of the AgentCore CLI's excluded names (docs/deploying.md)",
+    ".pytest_cache": "one of the AgentCore CLI's excluded names; pytest makes it",
     "app/.venv": "what the AgentCore CLI must never pack (docs/deploying.md)",
     "linux/arm64": "a Docker platform, not a path",
     "threads/slack_T0_C0_1700000000.000100.json": "a stored run, under the storage folder",
