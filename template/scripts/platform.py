@@ -180,6 +180,13 @@ def choose(client, runtime: dict, version: str) -> None:
         fail(f"the runtime is {runtime['status']}: run this again when it is READY")
     if version == "V2":
         build = build_of(runtime)
+        if build == "Container" and os.environ.get("SNAPSAFE_IMAGE") != "1":
+            fail(
+                "this runtime runs the Container image, whose OpenSSL (Debian's) is not"
+                " snapshot-safe, and V2 restores every session from one snapshot: deploy"
+                " with deploy_build=CodeZip (AWS's base is snapshot-safe), or rebuild the"
+                " image on a snapshot-safe base and run again with SNAPSAFE_IMAGE=1"
+            )
         used = env_bytes(runtime.get("environmentVariables", {}).items())
         if used > V2_ENV_BUDGET[build]:
             fail(

@@ -226,6 +226,18 @@ def test_v2_refuses_environment_variables_over_its_budget(client, stub):
         platform_script.main(["v2"], client=client)
 
 
+def container_runtime() -> dict:
+    image = {"containerUri": f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/agent:latest"}
+    return recorded_runtime(agentRuntimeArtifact={"containerConfiguration": image})
+
+
+def test_v2_refuses_a_container_image_whose_openssl_is_not_snapshot_safe(client, stub):
+    expect_get(stub, container_runtime())
+
+    with pytest.raises(SystemExit, match="not snapshot-safe"):
+        platform_script.main(["v2"], client=client)
+
+
 def test_make_platform_prints_the_current_version(client, stub, capsys):
     dry_run = subprocess.run(
         ["make", "-n", "platform"], cwd=PROJECT, capture_output=True, text=True
