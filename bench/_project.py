@@ -86,6 +86,17 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def stop(process: subprocess.Popen) -> None:
+    """Terminate a server, and kill it if it does not go within ten seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def serve(project: Path, script: str, port: int, **extra_env: str) -> subprocess.Popen:
     """Run a script with the project's interpreter in app/ (its code folder), serving on a port."""
     env = {**uv_env(), "PORT": str(port), **extra_env}

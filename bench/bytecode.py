@@ -48,6 +48,7 @@ from _project import (
     project_python,
     python_for,
     rendered_template,
+    stop,
     uv_env,
     wait_until_healthy,
 )
@@ -103,12 +104,7 @@ def first_reply(project: Path) -> float:
             assert events, "the first reply carried no data event"
             return elapsed
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop(server)
 
 
 def import_main(project: Path) -> float:

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _project import free_port, median, rendered_project, uv_env, wait_until_healthy
+from _project import free_port, median, rendered_project, stop, uv_env, wait_until_healthy
 
 TIMEOUT = 60.0  # seconds: the bound on every wait
 BUDGET = 120.0  # seconds: V2's limit on initialisation and the warm-up hook
@@ -75,16 +75,6 @@ def reply_to_end(client: httpx.Client) -> int:
     # Rehearsal's first turn: its notice, then a question (an interrupt) that ends the stream.
     assert events and any("interrupt" in event for event in events), f"unexpected reply: {events[-3:]}"
     return len(events)
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def start_main(project: Path, state: str) -> tuple[subprocess.Popen, int, float]:

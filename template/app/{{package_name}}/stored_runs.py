@@ -91,9 +91,6 @@ class StoredRuns:
         self._indexed: RunStorage | None = None
         self._swept_at = 0.0
 
-    def describe(self) -> str:
-        return self._store().describe()
-
     async def begin_turn(self, session_id: str) -> dict | None:
         """A new message: close an open question; returns the conversation's snapshot (history).
 
