@@ -124,3 +124,87 @@ def wait_until_healthy(port: int, timeout: float = 60.0) -> float:
 def median(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[len(ordered) // 2]
+
+
+# The two servers the first-reply and throughput benches compare, each run as
+# `python -c` in app/: add them to a model's source that defines `Echo`, a
+# ScriptedModel subclass.
+GENERATED_SERVER = """
+import runpy
+
+from my_welt_agent import model
+
+model.build_model = lambda env=None: Echo()
+runpy.run_path("main.py", run_name="__main__")
+"""
+
+FLOOR_SERVER = """
+import os
+
+from bedrock_agentcore.runtime import BedrockAgentCoreApp
+from strands import Agent
+
+app = BedrockAgentCoreApp()
+
+
+@app.entrypoint
+async def invoke(payload):
+    agent = Agent(model=Echo(), callback_handler=None)
+    async for event in agent.stream_async(payload["messages"]):
+        if "data" in event:
+            yield {"data": event["data"]}
+
+
+app.run(port=int(os.environ["PORT"]))
+"""
+
+
+def interleaved(sides: dict, rounds: int, runs: int, measure) -> dict[str, list]:
+    """`measure(side's value)` for each side in turn, the side that goes first alternating.
+
+    Both sides then see the same machine state. Each result has a `.reply`
+    (seconds to the first reply); after each round its medians and their
+    ratio, first side over second, are printed.
+    """
+    names = list(sides)
+    results: dict[str, list] = {name: [] for name in names}
+    for round_number in range(rounds):
+        for run in range(runs):
+            for name in names if run % 2 == 0 else reversed(names):
+                results[name].append(measure(sides[name]))
+        a, b = (median([r.reply for r in results[name][-runs:]]) for name in names)
+        print(f"round {round_number + 1}: first reply {names[0]} {a:.3f}s, {names[1]} {b:.3f}s, ratio {a / b:.2f}")
+    return results
+
+
+def print_start_figures(results: dict[str, list]):
+    """Print the start-up medians of two sides (first over second); return their `medians`."""
+    names = list(results)
+
+    def medians(figure) -> tuple[float, float]:
+        return tuple(median([figure(r) for r in results[name]]) for name in names)
+
+    count = len(results[names[0]])
+    print(f"medians of {count} runs each, {names[0]} vs {names[1]}:")
+    for label, figure in (
+        ("start to /ping", lambda r: r.ping),
+        ("start to first reply", lambda r: r.reply),
+        ("server CPU to first reply", lambda r: r.cpu),
+    ):
+        a, b = medians(figure)
+        print(f"  {label:<27} {a:.3f}s vs {b:.3f}s   ratio {a / b:.2f}")
+    a, b = medians(lambda r: r.reply - r.ping)
+    print(f"  {'/ping to first reply':<27} {a * 1e3:.0f} ms vs {b * 1e3:.0f} ms   {(a - b) * 1e3:+.0f} ms")
+    return medians
+
+
+def seconds_to_ping(client: httpx.Client, server: subprocess.Popen, start: float) -> float:
+    """Seconds from `start` (perf_counter) until the server's GET /ping answers 200; polls every ms."""
+    while True:
+        try:
+            if client.get("/ping").status_code == 200:
+                return time.perf_counter() - start
+        except httpx.TransportError:
+            time.sleep(0.001)
+        if server.poll() is not None or time.perf_counter() - start > 60:
+            raise RuntimeError(f"the server {server.args!r:.80} never answered /ping")

@@ -32,7 +32,6 @@ difference is compiling the project's packages and code, nothing else.
     uv run python bench/bytecode.py [runs]   # default 7
 """
 
-import os
 import shutil
 import subprocess
 import sys

@@ -37,7 +37,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 import httpx
-from _project import free_port, median, rendered_project, serve
+from _project import (
+    FLOOR_SERVER,
+    GENERATED_SERVER,
+    free_port,
+    interleaved,
+    print_start_figures,
+    rendered_project,
+    seconds_to_ping,
+    serve,
+)
 
 MODEL = '''
 from my_welt_agent.scripted_model import ScriptedModel, reply
@@ -50,34 +59,8 @@ class Echo(ScriptedModel):
         return reply("Hello", " from", " a", " scripted", " model.")
 '''
 
-GENERATED = MODEL + """
-import runpy
-
-from my_welt_agent import model
-
-model.build_model = lambda env=None: Echo()
-runpy.run_path("main.py", run_name="__main__")
-"""
-
-FLOOR = MODEL + """
-import os
-
-from bedrock_agentcore.runtime import BedrockAgentCoreApp
-from strands import Agent
-
-app = BedrockAgentCoreApp()
-
-
-@app.entrypoint
-async def invoke(payload):
-    agent = Agent(model=Echo(), callback_handler=None)
-    async for event in agent.stream_async(payload["messages"]):
-        if "data" in event:
-            yield {"data": event["data"]}
-
-
-app.run(port=int(os.environ["PORT"]))
-"""
+GENERATED = MODEL + GENERATED_SERVER
+FLOOR = MODEL + FLOOR_SERVER
 
 FIRST = [{"role": "user", "content": [{"text": "<@U1>: hello"}]}]
 SECOND = [
@@ -126,15 +109,7 @@ def one_run(project: Path, script: str) -> Run:
     server = serve(project, script, port)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            while True:
-                try:
-                    if client.get("/ping").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.001)
-                if time.perf_counter() - start > 60:
-                    raise TimeoutError("the server never answered /ping")
-            ping = time.perf_counter() - start
+            ping = seconds_to_ping(client, server, start)
             reply, cpu = first_data(client, FIRST, start, server.pid)
             second, _ = first_data(client, SECOND, time.perf_counter(), server.pid)
         return Run(ping, reply, cpu, second)
@@ -148,27 +123,8 @@ def main(rounds: int, runs: int) -> None:
     sides = {"generated": GENERATED, "floor": FLOOR}
     for script in sides.values():  # warm the file cache, check both work
         one_run(project, script)
-    results: dict[str, list[Run]] = {side: [] for side in sides}
-    for round_number in range(rounds):
-        for run in range(runs):
-            for side in list(sides) if run % 2 == 0 else reversed(sides):
-                results[side].append(one_run(project, sides[side]))
-        g, f = (median([r.reply for r in results[side][-runs:]]) for side in sides)
-        print(f"round {round_number + 1}: first reply generated {g:.3f}s, floor {f:.3f}s, ratio {g / f:.2f}")
-
-    def medians(figure) -> tuple[float, float]:
-        return tuple(median([figure(r) for r in results[side]]) for side in sides)
-
-    print(f"medians of {rounds * runs} runs each ({rounds} rounds x {runs}), generated vs floor:")
-    for label, figure in (
-        ("start to /ping", lambda r: r.ping),
-        ("start to first reply", lambda r: r.reply),
-        ("server CPU to first reply", lambda r: r.cpu),
-    ):
-        g, f = medians(figure)
-        print(f"  {label:<27} {g:.3f}s vs {f:.3f}s   ratio {g / f:.2f}")
-    g, f = medians(lambda r: r.reply - r.ping)
-    print(f"  {'/ping to first reply':<27} {g * 1e3:.0f} ms vs {f * 1e3:.0f} ms   +{(g - f) * 1e3:.0f} ms")
+    results = interleaved(sides, rounds, runs, lambda script: one_run(project, script))
+    medians = print_start_figures(results)
     g, f = medians(lambda r: r.second)
     print(f"  {'second turn to first data':<27} {g * 1e3:.1f} ms vs {f * 1e3:.1f} ms   ratio {g / f:.2f}")
 

@@ -1,12 +1,19 @@
 """What the schema check at the door costs, per request and at start-up.
 
 Per request, inside the generated project's environment: wire.payload_problem
-(the jsonschema check every payload passes) against json.loads of the same
-body, the work the server does for every request anyway. Two payloads: one
-user text, and a user text with a 5 MB (raw) document as base64, the size
-where the check's regular expressions have the most to read. Samples
-alternate between the two sides; medians. No target: the figure says how
-much the check adds to the parsing the server already pays.
+against json.loads of the same body (the work the server does for every
+request anyway) and against the whole-payload jsonschema check it used
+before it remembered messages. Welt resends the whole thread every turn, and
+payload_problem checks only the messages this process has not passed
+before, so each case is timed twice: at first sight (no message seen) and
+resent (the thread's previous turn was checked, so only the last two
+messages, the agent's reply and the new user message, are new; for a
+one-message thread, the same payload again). Three threads: one user
+text; turn 10 of a thread (19 messages); turn 2 of a
+thread whose first message carries a 5 MB (raw) document as base64, where
+the check's regular expressions have the most to read. Every sample has
+messages of its own; the sides alternate; medians. No target: the figures
+say how much the check adds to the parsing the server already pays.
 
 At start-up: process start to a healthy /ping, the generated agent against
 the bare app, as bench/startup.py measures it; the ratio should not be
@@ -21,51 +28,76 @@ import os
 import subprocess
 import sys
 import time
-from functools import partial
 from statistics import median
 
 PREVIOUS_STARTUP_RATIO = 0.99  # docs/performance.md, before the schema check
 
-
-def bodies() -> dict[str, bytes]:
-    text = {"text": "<@U1>: summarise this"}
-    document = {
-        "document": {
-            "format": "pdf",
-            "name": "Quarterly report",
-            "source": {"bytes": base64.b64encode(os.urandom(5 * 1024 * 1024)).decode()},
-        }
-    }
-    return {
-        "one user text": json.dumps({"messages": [{"role": "user", "content": [text]}]}).encode(),
-        "5 MB document": json.dumps({"messages": [{"role": "user", "content": [text, document]}]}).encode(),
-    }
+# label: (turns, with a 5 MB document, samples)
+CASES = {
+    "one user text": (1, False, 300),
+    "turn 10 of a thread, 19 messages": (10, False, 200),
+    "turn 2 of a thread with a 5 MB document, 3 messages": (2, True, 7),
+}
 
 
-def alternate(sides: dict, calls: int, samples: int = 15) -> dict[str, float]:
-    """Median seconds per call of each side, sampling the sides in turn."""
-    times = {side: [] for side in sides}
-    for _ in range(samples):
-        for side, work in sides.items():
-            start = time.perf_counter()
-            for _ in range(calls):
-                work()
-            times[side].append((time.perf_counter() - start) / calls)
-    return {side: median(values) for side, values in times.items()}
+def thread(turns: int, tag: str, document: dict | None) -> dict:
+    """The payload of a thread's turn: user and assistant alternating, the document in the first."""
+    messages = []
+    for turn in range(turns):
+        content = [{"text": f"<@U0123456>: message {turn + 1} of thread {tag}"}]
+        if document and turn == 0:
+            content.append(document)
+        messages.append({"role": "user", "content": content})
+        if turn < turns - 1:
+            messages.append({"role": "assistant", "content": [{"text": f"Reply {turn + 1} in {tag}."}]})
+    return {"messages": messages}
+
+
+def new_document(tag: str) -> dict:
+    data = base64.b64encode(os.urandom(5 * 1024 * 1024)).decode()
+    return {"document": {"format": "pdf", "name": f"Report {tag}", "source": {"bytes": data}}}
+
+
+def timed(work, *args) -> float:
+    start = time.perf_counter()
+    result = work(*args)
+    elapsed = time.perf_counter() - start
+    assert result is None, result
+    return elapsed
 
 
 def per_request() -> None:
-    """Runs in the project's environment: payload_problem against json.loads, alternating."""
-    from my_welt_agent.wire import payload_problem
+    """Runs in the project's environment: each case's sides, alternating, on fresh messages."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+    from my_welt_agent.wire import SCHEMA, payload_problem
 
-    for label, body in bodies().items():
-        payload = json.loads(body)
-        assert payload_problem(payload) is None, payload_problem(payload)
-        sides = {"check": partial(payload_problem, payload), "parse": partial(json.loads, body)}
-        seconds = alternate(sides, calls=2000 if len(body) < 10_000 else 1)
-        check, parse = seconds["check"], seconds["parse"]
-        print(f"{label} ({len(body) / 1e6:.2f} MB body), median of 15: payload_problem "
-              f"{check * 1e3:.3f} ms, json.loads {parse * 1e3:.3f} ms, ratio {check / parse:.2f}")
+    whole = Draft202012Validator(SCHEMA)
+
+    def whole_check(payload) -> None:
+        error = best_match(whole.iter_errors(payload))
+        return None if error is None else error.message
+
+    for label, (turns, with_document, samples) in CASES.items():
+        times = {"json.loads": [], "whole check": [], "first sight": [], "resent": []}
+        for sample in range(samples):
+            document = new_document(str(sample)) if with_document else None
+            body = json.dumps(thread(turns, f"{sample}a", document))
+            times["json.loads"].append(timed(lambda: json.loads(body) and None))
+            times["whole check"].append(timed(whole_check, json.loads(body)))
+            times["first sight"].append(timed(payload_problem, json.loads(body)))
+            # Another thread, whose previous turn this process has checked.
+            earlier = thread(turns - 1, f"{sample}b", document) if turns > 1 else None
+            resent = thread(turns, f"{sample}b", document) if earlier else json.loads(body)
+            if earlier:
+                payload_problem(earlier)
+            times["resent"].append(timed(payload_problem, resent))
+        ms = {side: median(values) * 1e3 for side, values in times.items()}
+        print(f"{label} ({len(body) / 1e6:.3f} MB body), medians of {samples}:")
+        print(f"  json.loads {ms['json.loads']:.3f} ms; whole-payload check {ms['whole check']:.3f} ms; "
+              f"payload_problem at first sight {ms['first sight']:.3f} ms, "
+              f"resent {ms['resent']:.3f} ms ({ms['resent'] / ms['json.loads']:.1f}x json.loads, "
+              f"{ms['resent'] / ms['whole check']:.2f}x the whole check)")
 
 
 def main(startup_runs: int) -> None:

@@ -57,10 +57,10 @@ def test_the_code_folder_is_the_package_and_main_only(project):
         assert not (code / outside).exists()
 
 
-def test_container_is_the_default_deploy(project):
+def test_codezip_is_the_default_deploy_because_its_base_is_snapshot_safe(project):
     (runtime,) = json.loads((project() / "agentcore" / "agentcore.json").read_text())["runtimes"]
 
-    assert runtime["build"] == "Container"
+    assert runtime["build"] == "CodeZip"
 
 
 def test_runs_waiting_for_an_answer_are_kept_on_agentcore_session_storage(project):

@@ -1,5 +1,6 @@
 """Rendering: every combination of the yes/no answers gives a complete project."""
 
+import ast
 import py_compile
 import re
 
@@ -126,12 +127,13 @@ def test_what_you_own_is_one_folder_beside_the_templates_machinery(project):
         "tools/report.py",
     ]
     # tools/ holds only the template's machinery; TOOLS is in yours/tools/.
-    assert sorted(p.name for p in (package / "tools").iterdir()) == [
-        "lazy.py",
-        "mcp.py",
-        "prebuilt.py",
-        "registry.py",
-    ]
+    machinery = sorted(p.name for p in (package / "tools").iterdir())
+    assert machinery == ["lazy.py", "left_out.py", "mcp.py", "prebuilt.py", "registry.py"]
+    # An update moves every other file of tools/ into yours/, so the script
+    # that moves them must know each module the template owns there.
+    script = (root / "scripts" / "move_yours.py").read_text()
+    owned = re.search(r"^TEMPLATE_TOOLS = (\{.*\})$", script, re.M).group(1)
+    assert sorted(ast.literal_eval(owned)) == machinery
     assert sorted(p.name for p in (root / "tests" / "yours").iterdir()) == [
         "test_approval.py",
         "test_ask_human.py",

@@ -1,8 +1,8 @@
 """`copier update` keeps users' work: temporary git copies of the template, with tags.
 
-0.1.0, 0.2.0 and 0.3.0 are earlier releases, read from this repository's own
-git history; 0.4.0 is the template as it is now. A project copied from an
-earlier release and edited by its user is updated to 0.4.0 the way `make
+0.1.0, 0.2.0, 0.3.0 and 0.4.0 are earlier releases, read from this repository's
+own git history; 0.5.0 is the template as it is now. A project copied from an
+earlier release and edited by its user is updated to 0.5.0 the way `make
 update` does it, following the CHANGELOG's steps, and must end green, with
 the user's files in app/<package>/yours/.
 """
@@ -26,13 +26,15 @@ pytestmark = pytest.mark.slow
 PACKAGE = "my_welt_agent"
 # The commits released as 0.1.0 (welt-io-strands 0.4, Python 3.10+), 0.2.0
 # (welt-io-strands 0.9, Python 3.12+, the code at the project's top level) and
-# 0.3.0 (the code in app/, the user's files among the template's).
+# 0.3.0 (the code in app/, the user's files among the template's) and 0.4.0
+# (the user's files in yours/, stored runs on Strands' snapshots).
 RELEASES = {
     "0.1.0": "540a4f656f987927ed7731683057336bd486af3f",
     "0.2.0": "15d005b668d34233018e1c72fa65a3741d63c02c",
     "0.3.0": "c98cfe3ef8625d3db6e249c4cac93cab9a91d245",
+    "0.4.0": "7ea269b3e417cfb29023b3d2f86b1ee5087e32c7",
 }
-CURRENT = "0.4.0"
+CURRENT = "0.5.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
@@ -56,7 +58,7 @@ def forecast(city: str) -> str:
     """
     return f"{AGENT_NAME} says: sunny in {city}"
 '''
-# What 0.4.0 makes of it: in yours/tools/, its imports absolute.
+# What 0.4.0 and later make of it: in yours/tools/, its imports absolute.
 MOVED_WEATHER_TOOL = WEATHER_TOOL.replace("from ..settings", f"from {PACKAGE}.settings")
 
 # The user's test of it, which imports it by its absolute name.
@@ -293,6 +295,7 @@ def test_update_moves_the_users_files_into_yours_rebuilds_the_lock_and_keeps_the
     ).read_text()
     assert sorted(path.name for path in (package / "tools").glob("*.py")) == [
         "lazy.py",
+        "left_out.py",
         "mcp.py",
         "prebuilt.py",
         "registry.py",

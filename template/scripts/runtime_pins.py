@@ -43,7 +43,9 @@ def locked_requirements() -> list[str]:
 
 
 def pinned_pyproject() -> str:
-    project = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]
+    manifest = tomllib.loads((PROJECT / "pyproject.toml").read_text())
+    project = manifest["project"]
+    left_out = manifest.get("tool", {}).get("uv", {}).get("exclude-dependencies", [])
     lines = [
         HEADER + "[project]",
         f'name = "{project["name"]}-runtime"',
@@ -53,6 +55,16 @@ def pinned_pyproject() -> str:
         *(f"    {json.dumps(requirement)}," for requirement in locked_requirements()),
         "]",
     ]
+    if left_out:
+        # Without this, `uv pip install` would add back what the lock leaves
+        # out: the CLI runs it in app/, where uv reads this table.
+        lines += [
+            "",
+            "[tool.uv]",
+            "exclude-dependencies = [",
+            *(f"    {json.dumps(name)}," for name in left_out),
+            "]",
+        ]
     return "\n".join(lines) + "\n"
 
 

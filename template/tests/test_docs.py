@@ -25,6 +25,7 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
   fails this test: add it to RUN if it is cheap (a second or two), or mark it.
 """
 
+import functools
 import os
 import re
 import shlex
@@ -186,16 +187,23 @@ def path_candidates(code: str, package: str) -> list[str]:
     return paths
 
 
+@functools.cache
+def names_under(root: Path) -> frozenset[str]:
+    """Every file and folder name under root, outside SKIPPED_DIRS (never walked: .venv is big)."""
+    names = set()
+    for _, folders, files in os.walk(root):
+        folders[:] = [folder for folder in folders if folder not in SKIPPED_DIRS]
+        names.update(folders, files)
+    return frozenset(names)
+
+
 def missing_paths(paths, roots: list[Path], package: str, known: dict) -> list[str]:
     def exists(path: str) -> bool:
         if path in known:
             return True
         for root in roots:
             if "/" not in path.rstrip("/"):
-                if (root / path).exists() or any(
-                    not SKIPPED_DIRS & set(found.relative_to(root).parts)
-                    for found in root.rglob(path.rstrip("/"))
-                ):
+                if (root / path).exists() or path.rstrip("/") in names_under(root):
                     return True
             elif any(
                 (base / path).exists()

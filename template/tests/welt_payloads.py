@@ -29,6 +29,10 @@ def image(data: str) -> dict:
     return {"image": {"format": "png", "source": {"bytes": data}}}
 
 
+def document(name: str, data: str) -> dict:
+    return {"document": {"format": "txt", "name": name, "source": {"bytes": data}}}
+
+
 HI = {"text": "<@U1>: hi"}
 
 # name: (payload, JSON path, rule)

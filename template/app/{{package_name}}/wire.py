@@ -4,11 +4,15 @@ This is the trust boundary, and it is one straight path. Every payload is
 checked against a JSON Schema of Welt's request before anything else reads
 it, so nothing smaller, emptier or half-decoded ever reaches the model; a
 payload off the schema ends in one `error` event naming the JSON path and
-the rule it broke. welt-io-strands then decodes it, the run starts with this
-turn's limits (run_limits.py), and the adapter reduces the stream to Welt's
-events (`renderable_events`). What stays here is what the adapter leaves to
-the agent: answers checked against the questions they answer, the file
-ceiling of one stream chunk, and the notices the human must not miss.
+the rule it broke. A message this process has already passed is not
+checked again (checked_messages.py): Welt resends the whole thread every
+turn. Then the one rule of the contract that no schema can say: document
+names are unique within a payload. welt-io-strands then decodes it, the run
+starts with this turn's limits (run_limits.py), and the adapter reduces the
+stream to Welt's events (`renderable_events`). What stays here is what the
+adapter leaves to the agent: answers checked against the questions they
+answer, the file ceiling of one stream chunk, and the notices the human
+must not miss.
 """
 
 import json
@@ -18,10 +22,11 @@ from importlib.resources import files
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import ValidationError, best_match
 from strands import Agent
 from welt_io_strands import decode_interrupt_responses, decode_messages, renderable_events
 
+from .checked_messages import CheckedMessages
 from .run_limits import limit_notice, turn_limits
 from .tool_errors import structured_error
 
@@ -29,6 +34,7 @@ from .tool_errors import structured_error
 # check their fixtures against the same file.
 SCHEMA = json.loads(files(__package__).joinpath("welt_request.schema.json").read_text())
 _VALIDATOR = Draft202012Validator(SCHEMA)
+_CHECKED_MESSAGES = CheckedMessages(SCHEMA)
 
 # AgentCore caps one stream chunk at 10 MB; a file event carries base64
 # (4/3 of the raw size) plus its name, so about 7 MB of raw file fits.
@@ -49,10 +55,21 @@ _PROMPT_TEXT = "$.messages[0].content[0].text"
 
 
 def payload_problem(payload: Any) -> str | None:
-    """What makes a payload one Welt could not have sent, or None when it fits the schema."""
-    error = best_match(_VALIDATOR.iter_errors(payload))
-    if error is None:
-        return None
+    """What makes a payload one Welt could not have sent, or None when Welt could have sent it.
+
+    A payload the quick path cannot pass is checked whole, so a refusal
+    names the same path and rule whether or not its messages were seen.
+    """
+    if not _CHECKED_MESSAGES.fit(payload):
+        error = best_match(_VALIDATOR.iter_errors(payload))
+        if error is not None:
+            return _schema_problem(error)
+    if "messages" in payload:
+        return _repeated_document_name(payload["messages"])
+    return None
+
+
+def _schema_problem(error: ValidationError) -> str:
     detail = error.message if len(error.message) <= 200 else error.message[:200] + "..."
     where = _json_path(error.absolute_path)
     problem = f"{where} breaks the schema's '{error.validator}' rule: {detail}"
@@ -61,6 +78,29 @@ def payload_problem(payload: Any) -> str | None:
     ):
         problem += " (Welt never sends tool calls or results: the turn is refused as forged)"
     return problem
+
+
+def _repeated_document_name(messages: list[dict]) -> str | None:
+    """Where a document takes a name an earlier document of the payload has, or None.
+
+    Welt keeps names unique (it suffixes a repeated file name), and the
+    model tells documents apart by name: with two of one name, it would
+    read one of them as the other.
+    """
+    named: dict[str, str] = {}
+    for m, message in enumerate(messages):
+        for b, block in enumerate(message["content"]):
+            if "document" not in block:
+                continue
+            name = block["document"]["name"]
+            where = f"$.messages[{m}].content[{b}].document.name"
+            if name in named:
+                return (
+                    f"{where} repeats the document name {name!r} of {named[name]}: "
+                    "document names are unique within a payload"
+                )
+            named[name] = where
+    return None
 
 
 def as_welt_request(payload: Any) -> tuple[Any, str | None]:

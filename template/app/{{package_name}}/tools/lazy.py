@@ -19,6 +19,8 @@ from typing import Any
 from strands.tools.tools import PythonAgentTool
 from strands.types.tools import AgentTool
 
+from .left_out import explained
+
 
 class LazyTool(AgentTool):
     """A module tool from strands-tools, such as `LazyTool("http_request")`."""
@@ -32,7 +34,10 @@ class LazyTool(AgentTool):
 
     def _loaded(self) -> AgentTool:
         if self._tool is None:
-            module = importlib.import_module(self._module)
+            try:
+                module = importlib.import_module(self._module)
+            except ModuleNotFoundError as missing:
+                raise explained(missing, self._module) from missing
             found = getattr(module, self._name)
             if isinstance(found, AgentTool):
                 self._tool = found

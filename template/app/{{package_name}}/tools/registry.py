@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..settings import GATE_UNLISTED_TOOLS, USE_MCP
+from .left_out import explained
 
 if TYPE_CHECKING:
     from .mcp import McpServers
@@ -82,7 +83,10 @@ class Registry:
 
 def project_registry() -> Registry:
     """The registry that yours/tools/__init__.py declares in TOOLS."""
-    from ..yours.tools import TOOLS  # imported when asked: your tools import Row from here
+    try:  # imported when asked: your tools import Row from here
+        from ..yours.tools import TOOLS
+    except ModuleNotFoundError as missing:
+        raise explained(missing, "yours/tools (or a module it imports)") from missing
 
     bare = [tool_name(entry) for entry in TOOLS if not isinstance(entry, Row)]
     if bare:

@@ -1,0 +1,173 @@
+"""Many Slack threads at once on one process: the generated agent against a floor.
+
+The local server is ONE process for every thread, and Welt resends the whole
+thread with every turn, so a busy channel costs the server more per request
+as its threads grow. The load: 20 threads at once, 10 turns each; turn k
+carries the thread so far (2k-1 messages: user and assistant alternating,
+the assistant's being the reply the server streamed, ending with the new
+user message). Each thread sends its next turn when the previous reply has
+ended, as Welt does.
+
+Both sides run in the project's environment with the same scripted model
+(a short text reply to every call), as bench/first_reply.py sets them up:
+- generated: main.py run as a script, with model.build_model swapped for
+  the scripted model. Schema check, stored-run record, registry, gate, wire
+  and logging all run.
+- floor: a BedrockAgentCoreApp entrypoint that builds a fresh Strands Agent
+  with the scripted model per request and yields its text as data events.
+
+Both servers start once and are warmed. Then, in rounds, each side takes
+the whole load in turn (the side that goes first alternates), with new
+session ids every time. Per load: requests per second, the 95th percentile
+of request latency (request sent to the stream's end) and the server's CPU
+seconds per request (/proc/<pid>/stat, Linux). Ratios are generated over
+floor; medians over rounds. Targets: requests/s >= 0.9 of the floor's,
+CPU per request <= 1.2 times.
+
+    uv run python bench/throughput.py [rounds]   # default 8
+"""
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import httpx
+from _project import (
+    FLOOR_SERVER,
+    GENERATED_SERVER,
+    free_port,
+    median,
+    rendered_project,
+    serve,
+    stop,
+    wait_until_healthy,
+)
+
+THREADS = 20
+TURNS = 10
+
+# Replies quote the message they answer, so no two threads share a message:
+# a real thread's messages are its own, and a server that remembers what it
+# has seen must not get the other threads' turns for free.
+MODEL = '''
+from my_welt_agent.scripted_model import ScriptedModel, reply
+
+
+class Echo(ScriptedModel):
+    records_requests = False
+
+    def next_turn(self, messages, tool_specs=None):
+        said = messages[-1]["content"][0]["text"]
+        return reply("You", " said", ": ", said.split(": ", 1)[1], ". Noted.")
+'''
+
+GENERATED = MODEL + GENERATED_SERVER
+FLOOR = MODEL + FLOOR_SERVER
+
+
+class Load(NamedTuple):
+    requests_per_second: float
+    p95: float  # seconds, request sent to the stream's last byte
+    cpu_per_request: float  # server CPU seconds
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds a process has used so far, all threads (Linux /proc, 10 ms ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def one_thread(client: httpx.AsyncClient, session: str, latencies: list[float]) -> None:
+    """Ten turns of one Slack thread, each resending the thread so far."""
+    headers = {
+        "Accept": "text/event-stream",
+        "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session,
+    }
+    thread: list[dict] = []
+    for turn in range(TURNS):
+        text = f"<@U0123456>: message {turn + 1} of thread {session}"
+        thread.append({"role": "user", "content": [{"text": text}]})
+        reply = []
+        start = time.perf_counter()
+        async with client.stream("POST", "/invocations", json={"messages": thread}, headers=headers) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    event = json.loads(line.removeprefix("data: "))
+                    assert isinstance(event, dict) and "data" in event, f"{session}: {event!r}"
+                    reply.append(event["data"])
+        latencies.append(time.perf_counter() - start)
+        thread.append({"role": "assistant", "content": [{"text": "".join(reply)}]})
+
+
+async def drive(port: int, label: str) -> tuple[float, list[float]]:
+    """Wall seconds of the whole load, and the latency of every request."""
+    latencies: list[float] = []
+    limits = httpx.Limits(max_connections=THREADS, max_keepalive_connections=THREADS)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=120, limits=limits) as client:
+        start = time.perf_counter()
+        await asyncio.gather(
+            *(one_thread(client, f"slack_T0BENCH_C0BENCH_{label}.{n:06d}", latencies) for n in range(THREADS))
+        )
+        return time.perf_counter() - start, latencies
+
+
+def load(port: int, pid: int, label: str) -> Load:
+    cpu_before = cpu_seconds(pid)
+    wall, latencies = asyncio.run(drive(port, label))
+    cpu = cpu_seconds(pid) - cpu_before
+    return Load(len(latencies) / wall, percentile(latencies, 0.95), cpu / len(latencies))
+
+
+def main(rounds: int) -> None:
+    project = rendered_project()
+    scripts = {"generated": GENERATED, "floor": FLOOR}
+    ports = {side: free_port() for side in scripts}
+    servers = {side: serve(project, script, ports[side]) for side, script in scripts.items()}
+    try:
+        for side in scripts:
+            wait_until_healthy(ports[side])
+            load(ports[side], servers[side].pid, f"{side}warm")  # imports, first-request work
+        results: dict[str, list[Load]] = {side: [] for side in scripts}
+        for round_number in range(rounds):
+            order = list(scripts) if round_number % 2 == 0 else list(reversed(scripts))
+            for side in order:
+                results[side].append(load(ports[side], servers[side].pid, f"{side}{round_number}"))
+            g, f = results["generated"][-1], results["floor"][-1]
+            print(
+                f"round {round_number + 1}: req/s {g.requests_per_second:.0f} vs {f.requests_per_second:.0f}, "
+                f"p95 {g.p95 * 1e3:.1f} vs {f.p95 * 1e3:.1f} ms, "
+                f"CPU/request {g.cpu_per_request * 1e3:.2f} vs {f.cpu_per_request * 1e3:.2f} ms"
+            )
+    finally:
+        for server in servers.values():
+            stop(server)
+
+    print(f"medians of {rounds} rounds, {THREADS} threads x {TURNS} turns each, generated vs floor:")
+    for label, figure, scale, unit, target in (
+        ("requests/s", lambda r: r.requests_per_second, 1, "", (">=", 0.9)),
+        ("p95 latency", lambda r: r.p95, 1e3, " ms", None),
+        ("server CPU/request", lambda r: r.cpu_per_request, 1e3, " ms", ("<=", 1.2)),
+    ):
+        g, f = (median([figure(r) for r in results[side]]) for side in scripts)
+        ratios = [figure(gr) / figure(fr) for gr, fr in zip(results["generated"], results["floor"])]
+        ratio = median(ratios)
+        line = f"  {label:<19} {g * scale:8.2f}{unit} vs {f * scale:8.2f}{unit}   ratio {ratio:.2f}"
+        line += f" (rounds {min(ratios):.2f}-{max(ratios):.2f})"
+        if target:
+            sign, bound = target
+            met = ratio >= bound if sign == ">=" else ratio <= bound
+            line += f", target {sign} {bound}: {'met' if met else 'NOT met'}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 8)
