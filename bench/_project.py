@@ -53,8 +53,8 @@ def uv_env(python: str | None = None) -> dict[str, str]:
     return env
 
 
-def rendered_template() -> Path:
-    """The default project rendered in a temporary folder, not yet synced; removed at exit."""
+def rendered_template(**answers) -> Path:
+    """The default project (or other answers) rendered in a temporary folder, not yet synced; removed at exit."""
     from copier import run_copy
     from copier.errors import DirtyLocalWarning
 
@@ -62,17 +62,17 @@ def rendered_template() -> Path:
     warnings.simplefilter("ignore", DirtyLocalWarning)
     root = Path(tempfile.mkdtemp(prefix="bench-")) / "agent"
     atexit.register(shutil.rmtree, root.parent, ignore_errors=True)
-    run_copy(str(TEMPLATE), root, defaults=True, vcs_ref="HEAD", quiet=True)
+    run_copy(str(TEMPLATE), root, data=answers, defaults=True, vcs_ref="HEAD", quiet=True)
     return root
 
 
-def rendered_project() -> Path:
+def rendered_project(**answers) -> Path:
     """The default project in a temporary folder, synced and compiled; removed at exit.
 
     Bytecode is compiled up front, so a timed run measures imports and
     requests, not the first run writing .pyc files.
     """
-    root = rendered_template()
+    root = rendered_template(**answers)
     env = uv_env(python_for(project_python(root)))
     subprocess.run([UV, "sync", "-q"], cwd=root, env=env, check=True)
     python = str(root / ".venv" / "bin" / "python")

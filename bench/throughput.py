@@ -16,15 +16,21 @@ Both sides run in the project's environment with the same scripted model
 - floor: a BedrockAgentCoreApp entrypoint that builds a fresh Strands Agent
   with the scripted model per request and yields its text as data events.
 
-Both servers start once and are warmed. Then, in rounds, each side takes
-the whole load in turn (the side that goes first alternates), with new
-session ids every time. Per load: requests per second, the 95th percentile
-of request latency (request sent to the stream's end) and the server's CPU
-seconds per request (/proc/<pid>/stat, Linux). Ratios are generated over
-floor; medians over rounds. Targets: requests/s >= 0.9 of the floor's,
-CPU per request <= 1.2 times.
+- floor with its tools: the floor's app, its fresh Agent given the tools
+  the generated project offers (the same rows, from its registry). What
+  Strands itself spends per request on those tools' specs shows here.
 
-    uv run python bench/throughput.py [rounds]   # default 8
+The servers start once and are warmed. Then, in rounds, each side takes
+the whole load in turn (the order rotates), with new session ids every
+time. Per load: requests per second, the 95th percentile of request
+latency (request sent to the stream's end) and the server's CPU seconds per
+request (/proc/<pid>/stat, Linux). Ratios are over the floor, and the
+generated project's also over the floor with its tools; medians over
+rounds. Targets (issue 18): requests/s >= 0.9 of the floor's, CPU per
+request <= 1.2 times.
+
+    uv run python bench/throughput.py [rounds] [--lean]   # default 8 rounds
+    # --lean renders the project without the sample tools and image generation
 """
 
 import asyncio
@@ -67,6 +73,12 @@ class Echo(ScriptedModel):
 
 GENERATED = MODEL + GENERATED_SERVER
 FLOOR = MODEL + FLOOR_SERVER
+# The floor's agent with the generated project's tools: nothing else changes.
+FLOOR_WITH_TOOLS = MODEL + FLOOR_SERVER.replace(
+    "agent = Agent(model=Echo(), callback_handler=None)",
+    "agent = Agent(model=Echo(), tools=project_registry().tools, callback_handler=None)",
+).replace("from strands import Agent\n", "from strands import Agent\n\nfrom my_welt_agent.tools.registry import project_registry\n")
+assert "project_registry().tools" in FLOOR_WITH_TOOLS and "import project_registry" in FLOOR_WITH_TOOLS
 
 
 class Load(NamedTuple):
@@ -127,47 +139,56 @@ def load(port: int, pid: int, label: str) -> Load:
     return Load(len(latencies) / wall, percentile(latencies, 0.95), cpu / len(latencies))
 
 
-def main(rounds: int) -> None:
-    project = rendered_project()
-    scripts = {"generated": GENERATED, "floor": FLOOR}
+LEAN = {"include_sample_tools": False, "include_image_generation": False}
+
+
+def main(rounds: int, lean: bool) -> None:
+    project = rendered_project(**(LEAN if lean else {}))
+    scripts = {"generated": GENERATED, "floor": FLOOR, "floor with its tools": FLOOR_WITH_TOOLS}
     ports = {side: free_port() for side in scripts}
     servers = {side: serve(project, script, ports[side]) for side, script in scripts.items()}
     try:
         for side in scripts:
             wait_until_healthy(ports[side])
-            load(ports[side], servers[side].pid, f"{side}warm")  # imports, first-request work
+            load(ports[side], servers[side].pid, f"{side.replace(' ', '')}warm")  # imports, first-request work
         results: dict[str, list[Load]] = {side: [] for side in scripts}
+        names = list(scripts)
         for round_number in range(rounds):
-            order = list(scripts) if round_number % 2 == 0 else list(reversed(scripts))
-            for side in order:
-                results[side].append(load(ports[side], servers[side].pid, f"{side}{round_number}"))
-            g, f = results["generated"][-1], results["floor"][-1]
+            shift = round_number % len(names)
+            for side in names[shift:] + names[:shift]:
+                label = f"{side.replace(' ', '')}{round_number}"
+                results[side].append(load(ports[side], servers[side].pid, label))
             print(
-                f"round {round_number + 1}: req/s {g.requests_per_second:.0f} vs {f.requests_per_second:.0f}, "
-                f"p95 {g.p95 * 1e3:.1f} vs {f.p95 * 1e3:.1f} ms, "
-                f"CPU/request {g.cpu_per_request * 1e3:.2f} vs {f.cpu_per_request * 1e3:.2f} ms"
+                f"round {round_number + 1}: "
+                + "; ".join(
+                    f"{side} {results[side][-1].requests_per_second:.0f} req/s, "
+                    f"{results[side][-1].cpu_per_request * 1e3:.2f} ms CPU"
+                    for side in names
+                )
             )
     finally:
         for server in servers.values():
             stop(server)
 
-    print(f"medians of {rounds} rounds, {THREADS} threads x {TURNS} turns each, generated vs floor:")
+    rendering = "lean project (no sample tools, no image generation)" if lean else "default project"
+    print(f"{rendering}: medians of {rounds} rounds, {THREADS} threads x {TURNS} turns each")
     for label, figure, scale, unit, target in (
         ("requests/s", lambda r: r.requests_per_second, 1, "", (">=", 0.9)),
         ("p95 latency", lambda r: r.p95, 1e3, " ms", None),
         ("server CPU/request", lambda r: r.cpu_per_request, 1e3, " ms", ("<=", 1.2)),
     ):
-        g, f = (median([figure(r) for r in results[side]]) for side in scripts)
-        ratios = [figure(gr) / figure(fr) for gr, fr in zip(results["generated"], results["floor"])]
-        ratio = median(ratios)
-        line = f"  {label:<19} {g * scale:8.2f}{unit} vs {f * scale:8.2f}{unit}   ratio {ratio:.2f}"
-        line += f" (rounds {min(ratios):.2f}-{max(ratios):.2f})"
-        if target:
-            sign, bound = target
-            met = ratio >= bound if sign == ">=" else ratio <= bound
-            line += f", target {sign} {bound}: {'met' if met else 'NOT met'}"
-        print(line)
+        values = "  ".join(f"{side} {median([figure(r) for r in results[side]]) * scale:.2f}{unit}" for side in names)
+        print(f"  {label}: {values}")
+        for side, over in (("generated", "floor"), ("floor with its tools", "floor"), ("generated", "floor with its tools")):
+            ratios = [figure(a) / figure(b) for a, b in zip(results[side], results[over])]
+            line = f"    {side} / {over}: {median(ratios):.2f} (rounds {min(ratios):.2f}-{max(ratios):.2f})"
+            if target and (side, over) == ("generated", "floor"):
+                sign, bound = target
+                met = median(ratios) >= bound if sign == ">=" else median(ratios) <= bound
+                line += f", target {sign} {bound}: {'met' if met else 'NOT met'}"
+            print(line)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 8)
+    arguments = [a for a in sys.argv[1:] if a != "--lean"]
+    main(int(arguments[0]) if arguments else 8, "--lean" in sys.argv[1:])

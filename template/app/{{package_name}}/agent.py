@@ -24,7 +24,10 @@ def build_agent(
     run_limits: RunLimits | None = None,
     tool_executor: Any = None,
 ) -> Agent:
-    """A fresh agent for one turn of a Slack thread; the turn's messages are its prompt.
+    """An agent for turns of Slack threads; the turn's messages are its prompt.
+
+    It serves one turn at a time; between turns idle_agents.py resets it to
+    what it was when built, so build it the same way every time.
 
     Tools run concurrently (Strands' default), so every gated call of one
     model turn asks in the same stop and Welt shows the questions together;

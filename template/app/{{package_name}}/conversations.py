@@ -6,7 +6,8 @@ its questions is therefore stored before they go out (stored_runs.py). The
 process also holds on to the agent, and resumes it directly while it can;
 after a restart, or once it has let go, the run is restored from the store.
 Either way the stored run is claimed first, so only one delivery of the
-answers resumes it. Requests of one thread are served one at a time.
+answers resumes it. Requests of one thread are served one at a time. An
+agent whose run ended cleanly serves a later turn, reset (idle_agents.py).
 """
 
 import asyncio
@@ -21,6 +22,7 @@ from strands import Agent
 from strands.models import Model
 
 from .agent import build_agent
+from .idle_agents import IdleAgents
 from .run_limits import new_turn
 from .run_storage import StoreUnavailable
 from .stored_runs import (
@@ -52,7 +54,7 @@ class Conversations:
     ) -> None:
         self._new_model = new_model
         self._registry = registry
-        self._new_agent = new_agent
+        self._agents = IdleAgents(lambda model: new_agent(model, registry))
         self.store = store or StoredRuns()
         # Runs this process still holds, by session, oldest first: a resume
         # in the same process skips reading the run back from the store.
@@ -99,7 +101,7 @@ class Conversations:
         """
         conversation = await self.store.begin_turn(session_id)
         self._held.pop(session_id, None)
-        agent = self._new_agent(self._new_model(), self._registry)
+        agent = self._agents.take(self._new_model())
         if conversation is None:
             return agent
         asks_nothing = agent.take_snapshot(include=["interrupt_state"])
@@ -127,7 +129,7 @@ class Conversations:
         held, run = self._held.pop(session_id, (None, None))
         if held is not None and run == waiting.run:
             return held, waiting  # the very run that was stored: no need to read it back
-        agent = self._new_agent(self._new_model(), self._registry)
+        agent = self._agents.take(self._new_model())
         try:
             load(agent, waiting.snapshot)
         except Exception as damage:
@@ -182,6 +184,8 @@ class Conversations:
             else:
                 yield error_event(str(unavailable))
             return
+        if not questions:
+            self._agents.give_back(agent)
         for asked in questions.values():
             yield {"interrupt": asked}
 

@@ -1,0 +1,72 @@
+"""Agents between turns: an agent whose turn ended cleanly is reset to new and serves the next.
+
+Building a Strands agent registers every tool and plugin again, which on a
+busy local server costs more than the rest of a turn's own work
+(bench/throughput.py). A Strands agent is made to serve many invocations,
+and what belongs to one conversation is what Strands' own session snapshot
+holds (messages, state, conversation manager state, interrupt state), plus
+the model's state and the system prompt. Before an idle agent serves
+another thread, all of that is replaced by the snapshot it had when new,
+its metrics start over, and it gets the model a new agent would get.
+
+Only an agent whose run ended without questions comes back: a run waiting
+for an answer keeps its agent (conversations.py), and a failed or abandoned
+run's agent is dropped. An agent whose tools changed while it ran (a tool
+that loads tools) is dropped too, so no thread ever inherits another's
+tools.
+"""
+
+from collections.abc import Callable
+
+from strands import Agent
+from strands.models import Model
+from strands.telemetry import EventLoopMetrics
+from strands.types import Snapshot
+
+# About the number of threads one local server answers at once; more idle
+# agents than that would only hold memory.
+MAX_IDLE = 16
+
+# What one conversation leaves in an agent, in the names take_snapshot knows.
+_CONVERSATION = ["model_state", "system_prompt"]
+
+
+class IdleAgents:
+    """Hands out agents for turns: a reset idle one when there is one, else a new one."""
+
+    def __init__(self, build: Callable[[Model], Agent], max_idle: int = MAX_IDLE) -> None:
+        self._build = build
+        self._max_idle = max_idle
+        self._idle: list[Agent] = []
+        # Every agent comes from the same build, so one new agent's snapshot
+        # and tools are what any agent is when new.
+        self._new: tuple[Snapshot, frozenset[str]] | None = None
+
+    def take(self, model: Model) -> Agent:
+        """An agent as new, with this model."""
+        if not self._idle:
+            agent = self._build(model)
+            if self._new is None:
+                blank = agent.take_snapshot(preset="session", include=_CONVERSATION)
+                self._new = (blank, _tool_names(agent))
+            return agent
+        agent = self._idle.pop()
+        agent.load_snapshot(self._new[0])
+        agent.event_loop_metrics = EventLoopMetrics()
+        agent.model = model
+        return agent
+
+    def give_back(self, agent: Agent) -> None:
+        """Keep an agent whose turn ended cleanly, unless enough are idle or its tools changed."""
+        if self._new is None or len(self._idle) >= self._max_idle:
+            return
+        if _tool_names(agent) == self._new[1]:
+            self._idle.append(agent)
+
+    def __len__(self) -> int:
+        return len(self._idle)
+
+
+def _tool_names(agent: Agent) -> frozenset[str]:
+    registry = agent.tool_registry
+    return frozenset(registry.registry) | frozenset(registry.dynamic_tools)
