@@ -27,6 +27,9 @@ in every new session, so it is chosen outside this module:
   fields and log format logs.py's JSON lines replace. Setting the variable
   replaces the list the distro defaults to when AGENT_OBSERVABILITY_ENABLED
   is set, which names only instrumentations not installed here.
+- OTEL_PYTHON_EXCLUDED_URLS=/ping, in the same two places, keeps
+  AgentCore's health checks out of the traces: the runtime polls GET /ping
+  all session long, and each poll would be a trace of its own.
 """
 
 import sys
