@@ -9,8 +9,7 @@ import os
 import subprocess
 import sys
 
-import httpx
-from conftest import CODE, PROJECT, Thread, answer_every_question
+from conftest import CODE, PROJECT, Thread, answer_every_question, local_client
 
 # What the AgentCore CLI (0.30) leaves out when it copies codeLocation.
 CLI_SKIPS = {".git", ".venv", "__pycache__", ".pytest_cache", ".DS_Store", "node_modules"}
@@ -33,7 +32,7 @@ def shipped_files() -> set[str]:
 
 def test_the_code_folder_holds_only_code_after_a_served_turn(rehearsal_server):
     url, _ = rehearsal_server
-    with httpx.Client(base_url=url, timeout=30, transport=httpx.HTTPTransport(retries=5)) as client:
+    with local_client(url, retries=5, timeout=30) as client:
         thread = Thread(client, model=None, checked=True)
         answer_every_question(thread, thread.say("hi"))
 
