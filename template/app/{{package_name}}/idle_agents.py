@@ -16,12 +16,15 @@ that loads tools) is dropped too, so no thread ever inherits another's
 tools.
 """
 
+import logging
 from collections.abc import Callable
 
 from strands import Agent
 from strands.models import Model
 from strands.telemetry import EventLoopMetrics
 from strands.types import Snapshot
+
+logger = logging.getLogger(__name__)
 
 # About the number of threads one local server answers at once; more idle
 # agents than that would only hold memory.
@@ -44,16 +47,22 @@ class IdleAgents:
 
     def take(self, model: Model) -> Agent:
         """An agent as new, with this model."""
-        if not self._idle:
-            agent = self._build(model)
-            if self._new is None:
-                blank = agent.take_snapshot(preset="session", include=_CONVERSATION)
-                self._new = (blank, _tool_names(agent))
+        while self._idle:
+            agent = self._idle.pop()
+            try:
+                agent.load_snapshot(self._new[0])
+            except Exception:
+                # Strands refuses to reset an agent whose background tasks
+                # still run: it costs a new agent, never the turn.
+                logger.warning("could not reset an idle agent; building a new one", exc_info=True)
+                continue
+            agent.event_loop_metrics = EventLoopMetrics()
+            agent.model = model
             return agent
-        agent = self._idle.pop()
-        agent.load_snapshot(self._new[0])
-        agent.event_loop_metrics = EventLoopMetrics()
-        agent.model = model
+        agent = self._build(model)
+        if self._new is None:
+            blank = agent.take_snapshot(preset="session", include=_CONVERSATION)
+            self._new = (blank, _tool_names(agent))
         return agent
 
     def give_back(self, agent: Agent) -> None:
@@ -62,9 +71,6 @@ class IdleAgents:
             return
         if _tool_names(agent) == self._new[1]:
             self._idle.append(agent)
-
-    def __len__(self) -> int:
-        return len(self._idle)
 
 
 def _tool_names(agent: Agent) -> frozenset[str]:
