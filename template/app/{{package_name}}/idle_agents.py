@@ -5,9 +5,10 @@ busy local server costs more than the rest of a turn's own work
 (bench/throughput.py). A Strands agent is made to serve many invocations,
 and what belongs to one conversation is what Strands' own session snapshot
 holds (messages, state, conversation manager state, interrupt state), plus
-the model's state and the system prompt. Before an idle agent serves
-another thread, all of that is replaced by the snapshot it had when new,
-its metrics start over, and it gets the model a new agent would get.
+the model's state and the system prompt. When a turn ends, all of that is
+replaced by the snapshot the agent had when new and its metrics start
+over, so an idle agent holds nothing of any thread; the next turn gives it
+the model a new agent would get.
 
 Only an agent whose run ended without questions comes back: a run waiting
 for an answer keeps its agent (conversations.py), and a failed or abandoned
@@ -47,16 +48,8 @@ class IdleAgents:
 
     def take(self, model: Model) -> Agent:
         """An agent as new, with this model."""
-        while self._idle:
+        if self._idle:
             agent = self._idle.pop()
-            try:
-                agent.load_snapshot(self._new[0])
-            except Exception:
-                # Strands refuses to reset an agent whose background tasks
-                # still run: it costs a new agent, never the turn.
-                logger.warning("could not reset an idle agent; building a new one", exc_info=True)
-                continue
-            agent.event_loop_metrics = EventLoopMetrics()
             agent.model = model
             return agent
         agent = self._build(model)
@@ -66,11 +59,24 @@ class IdleAgents:
         return agent
 
     def give_back(self, agent: Agent) -> None:
-        """Keep an agent whose turn ended cleanly, unless enough are idle or its tools changed."""
+        """Reset and keep an agent whose turn ended cleanly; drop it if it cannot be.
+
+        Reset here, not when taken: an idle agent holds nothing of any thread.
+        """
         if self._new is None or len(self._idle) >= self._max_idle:
             return
-        if _tool_names(agent) == self._new[1]:
-            self._idle.append(agent)
+        blank, tools = self._new
+        if _tool_names(agent) != tools:
+            return
+        try:
+            agent.load_snapshot(blank)
+        except Exception:
+            # Strands refuses to reset an agent whose background tasks still
+            # run: the next turn builds a new agent instead.
+            logger.warning("could not reset an agent for another turn; dropping it", exc_info=True)
+            return
+        agent.event_loop_metrics = EventLoopMetrics()
+        self._idle.append(agent)
 
 
 def _tool_names(agent: Agent) -> frozenset[str]:
