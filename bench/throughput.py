@@ -73,12 +73,16 @@ class Echo(ScriptedModel):
 
 GENERATED = MODEL + GENERATED_SERVER
 FLOOR = MODEL + FLOOR_SERVER
-# The floor's agent with the generated project's tools: nothing else changes.
+# The floor's agent with the generated project's tools, read once as the
+# generated server reads them: nothing else changes.
 FLOOR_WITH_TOOLS = MODEL + FLOOR_SERVER.replace(
+    "from strands import Agent\n",
+    "from strands import Agent\n\nfrom my_welt_agent.tools.registry import project_registry\n\nTOOLS = project_registry().tools\n",
+).replace(
     "agent = Agent(model=Echo(), callback_handler=None)",
-    "agent = Agent(model=Echo(), tools=project_registry().tools, callback_handler=None)",
-).replace("from strands import Agent\n", "from strands import Agent\n\nfrom my_welt_agent.tools.registry import project_registry\n")
-assert "project_registry().tools" in FLOOR_WITH_TOOLS and "import project_registry" in FLOOR_WITH_TOOLS
+    "agent = Agent(model=Echo(), tools=TOOLS, callback_handler=None)",
+)
+assert "tools=TOOLS" in FLOOR_WITH_TOOLS and "TOOLS = project_registry().tools" in FLOOR_WITH_TOOLS
 
 
 class Load(NamedTuple):
