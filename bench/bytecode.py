@@ -7,7 +7,7 @@ imports again. This bench shows what shipping bytecode saves per session.
 
 One rendered default project gives both sides, on the project's interpreter
 and the same locked packages:
-- with bytecode: `uv sync --no-dev --compile-bytecode`, then
+- with bytecode: `uv sync --no-default-groups --compile-bytecode`, then
   `python -m compileall -q --invalidation-mode unchecked-hash app`, as the
   Dockerfile builds the image.
 - without: a copy of that project (environment included) with every
@@ -63,7 +63,7 @@ def build_sides() -> dict[str, Path]:
     """The project compiled as the Dockerfile compiles it, and a copy without bytecode."""
     compiled = rendered_template()
     env = uv_env(python_for(project_python(compiled)))
-    subprocess.run([UV, "sync", "-q", "--no-dev", "--compile-bytecode"], cwd=compiled, env=env, check=True)
+    subprocess.run([UV, "sync", "-q", "--no-default-groups", "--compile-bytecode"], cwd=compiled, env=env, check=True)
     python = compiled / ".venv" / "bin" / "python"
     compile_app = [python, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", "app"]
     subprocess.run(compile_app, cwd=compiled, env=env, check=True)

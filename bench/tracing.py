@@ -9,7 +9,7 @@ This bench starts the generated app both ways, from app/, and compares:
 - plain: `python main.py`.
 
 Both sides run in the environment a deploy installs (`uv sync --frozen
---no-dev` into a folder of the bench's own: dev tools such as Flask would
+--no-default-groups` into a folder of the bench's own: dev tools such as Flask would
 add instrumentations that AgentCore never loads), with agentcore.json's
 envVars, MODEL_PROVIDER=rehearsal (the real tools, gate and wire; the first
 turn streams text, then asks a question), no network and no exporter that
@@ -95,7 +95,7 @@ def runtime_environment(project: Path, into: Path) -> Path:
     env["UV_PROJECT_ENVIRONMENT"] = str(into)
     if not (project / "uv.lock").exists():
         subprocess.run([UV, "lock", "-q"], cwd=project, env=env, check=True)
-    subprocess.run([UV, "sync", "-q", "--frozen", "--no-dev"], cwd=project, env=env, check=True)
+    subprocess.run([UV, "sync", "-q", "--frozen", "--no-default-groups"], cwd=project, env=env, check=True)
     python = into / "bin" / "python"
     for folder in (into, project / "app"):
         subprocess.run(

@@ -7,12 +7,12 @@ AgentCore installs: strands-agents and bedrock-agentcore, at the versions
 the project's uv.lock holds. Three sides, from one rendered default project:
 
 - floor: those two packages alone;
-- project: the runtime packages as uv.lock has them (`uv sync --no-dev`),
+- project: the runtime packages as uv.lock has them (`uv sync --no-default-groups`),
   with pyproject.toml's exclude-dependencies in force;
 - without exclusions: the same project with that list deleted and relocked,
   which is what 0.4.0 shipped.
 
-Each side is measured twice: a local environment (`uv sync --no-dev` on
+Each side is measured twice: a local environment (`uv sync --no-default-groups` on
 this machine, the issue's measure) and the CodeZip staging folder, built by
 the AgentCore CLI's own command (`uv pip install -r pyproject.toml --target
 ... --python-platform aarch64-manylinux2014 --only-binary :all:`, run in the
@@ -53,7 +53,7 @@ def site_packages(environment: Path) -> Path:
 def local_environment(project: Path, env: dict) -> Path:
     environment = project.parent / f"{project.name}-env"
     subprocess.run(
-        [UV, "sync", "-q", "--no-dev", "--no-install-project", "--frozen"],
+        [UV, "sync", "-q", "--no-default-groups", "--no-install-project", "--frozen"],
         cwd=project,
         env={**env, "UV_PROJECT_ENVIRONMENT": str(environment)},
         check=True,
@@ -141,7 +141,7 @@ def main() -> None:
 
     print(f"strands-agents {locked_version(project, 'strands-agents')}, "
           f"bedrock-agentcore {locked_version(project, 'bedrock-agentcore')}, Python {version}")  # fmt: skip
-    for title, figures in (("uv sync --no-dev, this machine", local), ("CodeZip staging, aarch64", shipped)):
+    for title, figures in (("uv sync --no-default-groups, this machine", local), ("CodeZip staging, aarch64", shipped)):
         base = figures["floor"][0]
         print(f"\n{title}")
         for name, (size, count) in figures.items():

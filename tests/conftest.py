@@ -109,3 +109,18 @@ def run_in(command: list[str], cwd: Path, python: str) -> subprocess.CompletedPr
     return subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900
     )
+
+
+@pytest.fixture(scope="module")
+def aws_server():
+    """An AWS API (moto's server) on a free port of this machine; yields its URL.
+
+    Its S3 keeps buckets and objects; its STS answers for account 123456789012.
+    """
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()

@@ -1,4 +1,4 @@
-"""Files for deploying and running: AgentCore CLI config, Dockerfile, task menu."""
+"""Files for deploying and running: AgentCore CLI config, environments, Dockerfile, task menu."""
 
 import json
 import re
@@ -63,22 +63,14 @@ def test_codezip_is_the_default_deploy_because_its_base_is_snapshot_safe(project
     assert runtime["build"] == "CodeZip"
 
 
-def test_runs_waiting_for_an_answer_are_kept_on_agentcore_session_storage(project):
-    (runtime,) = json.loads((project() / "agentcore" / "agentcore.json").read_text())["runtimes"]
+def test_environments_name_an_account_and_a_region_for_staging_and_prod(project):
+    environments = tomllib.loads((project() / "deploy" / "environments.toml").read_text())
 
-    (storage,) = runtime["filesystemConfigurations"]
-    mount = storage["sessionStorage"]["mountPath"]
-    assert re.fullmatch(r"/mnt/[a-zA-Z0-9._-]+", mount)  # the CLI's rule: one folder under /mnt
-    assert {"name": "SESSION_STORAGE_DIR", "value": mount} in runtime["envVars"]
-    lifecycle = runtime["lifecycleConfiguration"]
-    assert 60 <= lifecycle["idleRuntimeSessionTimeout"] <= lifecycle["maxLifetime"] <= 28800
-
-
-def test_aws_targets_name_an_account_and_a_region(project):
-    targets = json.loads((project() / "agentcore" / "aws-targets.json").read_text())
-
-    assert targets and all({"name", "account", "region"} <= set(target) for target in targets)
-    assert all(re.fullmatch(r"\d{12}", target["account"]) for target in targets)
+    assert set(environments) == {"staging", "prod"}
+    for settings in environments.values():
+        assert re.fullmatch(r"\d{12}", settings["account"])
+        assert re.fullmatch(r"[a-z]{2}-[a-z]+-\d", settings["region"])
+        assert settings["model_id"]
 
 
 def test_dockerfile_builds_from_the_lock_in_stages_with_cache_and_bytecode(project):
@@ -89,7 +81,7 @@ def test_dockerfile_builds_from_the_lock_in_stages_with_cache_and_bytecode(proje
     assert "ARG PYTHON_VERSION=3.12" in dockerfile
     assert all("${PYTHON_VERSION}" in image for image in stages)
     assert "--platform" not in " ".join(re.findall(r"^FROM .*", dockerfile, re.M))
-    assert "uv sync --locked --no-dev" in dockerfile
+    assert "uv sync --locked --no-default-groups" in dockerfile
     assert "--mount=type=cache,target=/root/.cache/uv" in dockerfile
     assert "UV_COMPILE_BYTECODE=1" in dockerfile
     assert "compileall" in dockerfile  # the project's own code, too
@@ -129,7 +121,9 @@ def test_hadolint_finds_nothing_in_the_dockerfile(project):
         ("image", "docker build --platform linux/arm64"),
         ("test", "uv run pytest"),
         ("lint", "uv run ruff check ."),
-        ("deploy", "agentcore deploy"),
+        ("synth", "python -m deploy synth"),
+        ("deploy", "python -m deploy deploy"),
+        ("logs", "python -m deploy logs"),
         ("update", "copier update"),
     ],
 )
@@ -155,7 +149,7 @@ def test_make_alone_lists_every_task(project):
     listed = subprocess.run(["make"], cwd=root, capture_output=True, text=True)
 
     assert listed.returncode == 0, listed.stderr
-    for task in ("install", "serve", "rehearse", "test", "lint", "update", "deploy"):
+    for task in ("install", "serve", "rehearse", "test", "lint", "update", "synth", "deploy", "logs"):
         assert f"make {task} " in listed.stdout
 
 
@@ -189,6 +183,8 @@ LEFT_BEHIND = {
     "app/uv.lock": "agentcore dev, which syncs app/ on its own",
     ".venv/bin/python": "make install",
     ".env": "a local .env",
+    "cdk.out/staging/manifest.json": "make synth",
+    "cdk.out/.code-zips/0123/main.py": "the code zip make synth builds",
 }
 
 

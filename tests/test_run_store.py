@@ -1,8 +1,8 @@
 """run_store: where runs waiting for a human's answer are kept.
 
-With s3, agentcore/agentcore.json names the bucket and grants the runtime a
-policy limited to the project's prefix in it; by default nothing of that is
-rendered and the session storage mount stays. End to end, the generated app
+What the deployment declares for each store (the bucket, its grants, or the
+session storage mount) is in test_deployment.py. Here, a bad answer is
+refused, and, end to end, the generated app
 runs as AgentCore runs it, on an S3 server on this machine (moto): a
 question asked by a process that is killed is answered by the next one.
 """
@@ -23,106 +23,20 @@ from conftest import render, run
 
 BUCKET = "acme-agent-runs"
 PROJECT = "billing-bot"
-IAM_VERSION = "2012-10-17"
 
 
-def runtime_of(root: Path) -> dict:
-    (runtime,) = json.loads((root / "agentcore" / "agentcore.json").read_text())["runtimes"]
-    return runtime
-
-
-def env_vars(runtime: dict) -> dict[str, str]:
-    return {variable["name"]: variable["value"] for variable in runtime.get("envVars", [])}
-
-
-def listed(value: str | list[str]) -> list[str]:
-    """An IAM Action or Resource, which may be one string or a list."""
-    return [value] if isinstance(value, str) else value
-
-
-def policy_documents(root: Path, runtime: dict) -> dict[str, dict]:
-    """The policy documents additionalPolicies names by path (relative to codeLocation)."""
-    paths = [entry for entry in runtime["additionalPolicies"] if entry.endswith(".json")]
-    code = root / runtime["codeLocation"]
-    return {path: json.loads((code / path).read_text()) for path in paths}
-
-
-# ---------------------------------------------------------------- rendering
-
-
-@pytest.fixture(scope="module")
-def with_s3(tmp_path_factory) -> Path:
-    """The template rendered with run_store=s3 and a bucket of its own."""
-    root = tmp_path_factory.mktemp("with-s3") / "project"
-    return render(root, project_name=PROJECT, run_store="s3", state_bucket=BUCKET)
-
-
-def test_with_s3_agentcore_json_names_the_bucket_and_the_projects_prefix(with_s3):
-    variables = env_vars(runtime_of(with_s3))
-
-    assert variables["STATE_BUCKET"] == BUCKET
-    assert variables["STATE_PREFIX"] == f"{PROJECT}/"
-
-
-def test_the_bucket_is_named_after_the_project_unless_answered(project):
-    runtime = runtime_of(project(project_name=PROJECT, run_store="s3"))
-
-    assert env_vars(runtime)["STATE_BUCKET"] == f"{PROJECT}-runs"
-
-
-def test_with_s3_no_session_storage_is_mounted(with_s3):
-    runtime = runtime_of(with_s3)
-
-    assert "filesystemConfigurations" not in runtime
-    assert "SESSION_STORAGE_DIR" not in env_vars(runtime)
-
-
-def test_each_additional_policy_is_a_managed_policy_arn_or_a_policy_file_in_the_code(with_s3):
-    runtime = runtime_of(with_s3)
-
-    entries = runtime["additionalPolicies"]
-    assert entries
-    for entry in entries:
-        if entry.endswith(".json"):  # the CLI's rule: a path relative to codeLocation
-            assert (with_s3 / runtime["codeLocation"] / entry).is_file(), entry
-        else:
-            assert entry.startswith("arn:aws:iam::"), entry
-
-
-def test_each_policy_file_is_an_iam_policy_document(with_s3):
-    documents = policy_documents(with_s3, runtime_of(with_s3))
-
-    assert documents
-    for document in documents.values():
-        assert document["Version"] == IAM_VERSION
-        assert isinstance(document["Statement"], list) and document["Statement"]
-        for statement in document["Statement"]:
-            assert statement["Effect"] == "Allow"
-            assert statement["Action"] and statement["Resource"]
-
-
-def test_the_policy_allows_object_actions_only_under_the_projects_prefix_in_the_bucket(with_s3):
-    documents = policy_documents(with_s3, runtime_of(with_s3))
-
-    statements = [s for document in documents.values() for s in document["Statement"]]
-    for statement in statements:
-        actions, resources = listed(statement["Action"]), listed(statement["Resource"])
-        assert all(action.startswith("s3:") and "*" not in action for action in actions)
-        if all(action.startswith("s3:ListBucket") for action in actions):
-            assert resources == [f"arn:aws:s3:::{BUCKET}"], statement
-        else:
-            assert resources == [f"arn:aws:s3:::{BUCKET}/{PROJECT}/*"], statement
-
-
-def test_by_default_runs_stay_in_session_storage_with_no_bucket_and_no_policy(project):
-    root = project()
-    runtime = runtime_of(root)
-
-    assert "additionalPolicies" not in runtime
-    assert not {"STATE_BUCKET", "STATE_PREFIX"} & set(env_vars(runtime))
-    (storage,) = runtime["filesystemConfigurations"]
-    assert env_vars(runtime)["SESSION_STORAGE_DIR"] == storage["sessionStorage"]["mountPath"]
-    assert not list((root / runtime["codeLocation"]).glob("*.json"))  # no policy document
+def deployed_variables(root: Path) -> dict[str, str]:
+    """The environment variables the deployment gives prod's runtime (deploy/runtime.py)."""
+    printed = run(
+        [
+            ".venv/bin/python", "-c",
+            "import json; from deploy import runtime, settings; "
+            "print(json.dumps(runtime.environment_variables(settings.load_environment('prod'))))",
+        ],
+        root,
+    )  # fmt: skip
+    assert printed.returncode == 0, printed.stderr
+    return json.loads(printed.stdout)
 
 
 BAD_ANSWERS = {
@@ -189,26 +103,20 @@ def s3_agent(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def s3_server():
-    """An S3 API on a free port of this machine; yields its URL."""
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+def s3_server(aws_server):
+    """The S3 API the agent keeps its runs in."""
+    return aws_server
 
 
 @pytest.fixture(scope="module")
 def deployed_env(s3_agent, s3_server, tmp_path_factory) -> dict[str, str]:
     """The environment of the agent as AgentCore runs it, with its bucket created.
 
-    agentcore.json's envVars as they are (STATE_BUCKET, STATE_PREFIX; not
-    RUN_STORE: the rendered default must be s3), the S3 server's endpoint,
-    and rehearsal instead of a model. Nothing of the shell's AWS settings.
+    The deployment's variables as they are (RUN_STORE, STATE_BUCKET,
+    STATE_PREFIX), the S3 server's endpoint, and rehearsal instead of a model.
+    Nothing of the shell's AWS settings.
     """
-    variables = env_vars(runtime_of(s3_agent))
+    variables = deployed_variables(s3_agent)
     s3_client(s3_server).create_bucket(Bucket=variables["STATE_BUCKET"])
     return {
         "PATH": os.environ["PATH"],

@@ -79,18 +79,27 @@ def shipped(installed_project, tmp_path_factory) -> Path:
     return cli_install(installed_project / "app", tmp_path_factory.mktemp("staging"))
 
 
-def test_the_clis_aarch64_install_yields_exactly_the_locked_versions(installed_project, shipped):
-    code = installed_project / "app"
+def installed_versions(folder: Path) -> dict[str, str]:
+    """The distributions installed in a --target folder, by normalized name."""
     installed = {}
-    for metadata in shipped.glob("*.dist-info/METADATA"):
+    for metadata in folder.glob("*.dist-info/METADATA"):
         fields = dict(re.findall(r"^(Name|Version): (.+)$", metadata.read_text(), re.M))
         installed[normalized(fields["Name"])] = fields["Version"]
-    lock = tomllib.loads((installed_project / "uv.lock").read_text())
+    return installed
+
+
+def locked_for_agentcore(project: Path) -> dict[str, str]:
+    """uv.lock's version of every pin in app/pyproject.toml whose markers hold on AgentCore's Linux."""
+    lock = tomllib.loads((project / "uv.lock").read_text())
     locked = {normalized(package["name"]): package.get("version") for package in lock["package"]}
-    pins = tomllib.loads((code / "pyproject.toml").read_text())["project"]["dependencies"]
+    pins = tomllib.loads((project / "app" / "pyproject.toml").read_text())["project"]["dependencies"]
     wanted = [Requirement(pin) for pin in pins]
     applies = [r for r in wanted if not r.marker or Marker(str(r.marker)).evaluate(AGENTCORE_LINUX)]
-    assert installed == {normalized(r.name): locked[normalized(r.name)] for r in applies}
+    return {normalized(r.name): locked[normalized(r.name)] for r in applies}
+
+
+def test_the_clis_aarch64_install_yields_exactly_the_locked_versions(installed_project, shipped):
+    assert installed_versions(shipped) == locked_for_agentcore(installed_project)
 
 
 # What the default deploy carries against a floor agent's (strands-agents and
@@ -223,3 +232,73 @@ def _wait_until_serving(client: httpx.Client, server: subprocess.Popen) -> None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 server.wait(timeout=0.1)  # still starting: give it a tenth of a second
     raise AssertionError("the image command never answered /ping")
+
+
+# ---------------------------------------------------------------- the deployment's code zip
+
+# What a local run leaves under app/, none of which may ship.
+LOCAL_LEFTOVERS = {
+    ".env": "SECRET=1\n",
+    ".venv/pyvenv.cfg": "home = /usr\n",
+    "uv.lock": "version = 1\n",
+    "my_welt_agent/__pycache__/agent.cpython-313.pyc": "",
+    ".pytest_cache/README.md": "",
+}
+
+
+@pytest.fixture(scope="module")
+def code_zip(installed_project) -> Path:
+    """The folder `make synth ENV=staging` zips for the runtime, after local runs left files in app/."""
+    app = installed_project / "app"
+    for path, text in LOCAL_LEFTOVERS.items():
+        (app / path).parent.mkdir(parents=True, exist_ok=True)
+        (app / path).write_text(text)
+    try:
+        synthesized = run(["make", "synth", "ENV=staging"], installed_project)
+    finally:
+        for path in LOCAL_LEFTOVERS:
+            (app / path).unlink()
+    assert synthesized.returncode == 0, synthesized.stderr[-3000:]
+    assembly = installed_project / "cdk.out" / "staging"
+    files = json.loads((assembly / "MyWeltAgent-staging.assets.json").read_text())["files"]
+    (code,) = [asset for asset in files.values() if asset["displayName"] == "Code"]
+    assert code["source"]["packaging"] == "zip"
+    return assembly / code["source"]["path"]
+
+
+def test_make_synth_writes_both_stacks_of_the_environment_offline(code_zip):
+    assembly = code_zip.parent
+
+    assert sorted(path.name for path in assembly.glob("*.template.json")) == [
+        "MyWeltAgent-staging-ci-role.template.json",
+        "MyWeltAgent-staging.template.json",
+    ]
+
+
+def test_the_code_zip_holds_app_and_exactly_the_locked_aarch64_dependencies(
+    installed_project, code_zip
+):
+    app = installed_project / "app"
+    shipped_code = {
+        str(path.relative_to(code_zip))
+        for path in code_zip.rglob("*")
+        if path.is_file() and (path.relative_to(code_zip).parts[0] in ("main.py", "pyproject.toml", "my_welt_agent"))
+    }  # fmt: skip
+    expected_code = {
+        str(path.relative_to(app))
+        for path in app.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert shipped_code == expected_code
+
+    installed = installed_versions(code_zip)
+    assert installed == locked_for_agentcore(installed_project)
+    assert "aws-cdk-lib" not in installed and "pytest" not in installed  # tools stay out
+
+
+def test_the_code_zip_leaves_out_tests_local_state_and_secrets(code_zip):
+    names = {path.relative_to(code_zip).parts[0] for path in code_zip.iterdir()}
+
+    assert not {"tests", ".env", ".venv", "uv.lock", ".pytest_cache", "deploy", "cdk.out"} & names
+    assert not list(code_zip.rglob("__pycache__"))
+    assert not list(code_zip.rglob("*.pyc"))

@@ -1,8 +1,8 @@
 """`copier update` keeps users' work: temporary git copies of the template, with tags.
 
 0.1.0, 0.2.0, 0.3.0 and 0.4.0 are earlier releases, read from this repository's
-own git history; 0.5.1 is the template as it is now. A project copied from an
-earlier release and edited by its user is updated to 0.5.1 the way `make
+own git history; 0.6.0 is the template as it is now. A project copied from an
+earlier release and edited by its user is updated to 0.6.0 the way `make
 update` does it, following the CHANGELOG's steps, and must end green, with
 the user's files in app/<package>/yours/.
 """
@@ -34,7 +34,7 @@ RELEASES = {
     "0.3.0": "c98cfe3ef8625d3db6e249c4cac93cab9a91d245",
     "0.4.0": "7ea269b3e417cfb29023b3d2f86b1ee5087e32c7",
 }
-CURRENT = "0.5.1"
+CURRENT = "0.6.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(

@@ -1,9 +1,14 @@
-"""CI workflows: valid against GitHub's workflow schema, hardened, secret-free."""
+"""Workflows: valid against GitHub's workflow schema, hardened, secret-free.
 
+The generated project's CI and Deploy, and the template repository's own CI.
+"""
+
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -11,15 +16,38 @@ from conftest import TEMPLATE
 
 GENERATED = "generated project"
 TEMPLATE_REPO = "template repository"
-# Linters installed with the suite (zizmor), beside its Python.
+# Linters installed with the suite (zizmor, actionlint), beside its Python.
 TOOLS = Path(sys.executable).parent
+ENVIRONMENTS = ("staging", "prod")
+
+
+def workflow_path(project, owner: str, name: str) -> Path:
+    root = project() if owner == GENERATED else TEMPLATE
+    return root / ".github" / "workflows" / name
+
+
+@pytest.fixture(
+    params=[
+        (GENERATED, "ci.yml"),
+        (GENERATED, "deploy.yml"),
+        (TEMPLATE_REPO, "ci.yml"),
+    ],
+    ids=lambda param: f"{param[0]}: {param[1]}",
+)
+def workflow(request, project):
+    """Every workflow: what holds for all of them."""
+    return workflow_path(project, *request.param)
 
 
 @pytest.fixture(params=[GENERATED, TEMPLATE_REPO])
-def workflow(request, project):
-    if request.param == GENERATED:
-        return project() / ".github" / "workflows" / "ci.yml"
-    return TEMPLATE / ".github" / "workflows" / "ci.yml"
+def ci_workflow(request, project):
+    """The CI workflows: checks that read, and make way for newer pushes."""
+    return workflow_path(project, request.param, "ci.yml")
+
+
+@pytest.fixture
+def deploy(project) -> dict:
+    return load(workflow_path(project, GENERATED, "deploy.yml"))
 
 
 def load(path: Path) -> dict:
@@ -46,16 +74,27 @@ def test_workflow_matches_the_github_workflow_schema(workflow):
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_workflow_grants_nothing_by_default_and_only_reads_per_job(workflow):
-    data = load(workflow)
+def test_actionlint_finds_nothing(workflow):
+    # No shellcheck or pyflakes: whether they are installed must not matter.
+    linted = subprocess.run(
+        [TOOLS / "actionlint", "-shellcheck=", "-pyflakes=", str(workflow)],
+        capture_output=True,
+        text=True,
+    )
+
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_ci_grants_nothing_by_default_and_only_reads_per_job(ci_workflow):
+    data = load(ci_workflow)
 
     assert data["permissions"] == {}
     for name, job in data["jobs"].items():
         assert job.get("permissions") == {"contents": "read"}, name
 
 
-def test_superseded_runs_are_cancelled(workflow):
-    concurrency = load(workflow)["concurrency"]
+def test_superseded_ci_runs_are_cancelled(ci_workflow):
+    concurrency = load(ci_workflow)["concurrency"]
 
     assert concurrency["cancel-in-progress"] is True
     assert "github.ref" in concurrency["group"]
@@ -87,6 +126,15 @@ def test_generated_matrix_runs_floors_on_the_lowest_python_and_latest_on_the_new
     assert "--locked" in by_kind["locked"]["sync"]
 
 
+def test_generated_ci_synthesizes_both_environments_offline(project):
+    job = load(project() / ".github" / "workflows" / "ci.yml")["jobs"]["synth"]
+
+    commands = [step["run"] for step in job["steps"] if "run" in step]
+    assert commands[-2:] == ["make synth ENV=staging", "make synth ENV=prod"]
+    assert any(step.get("uses", "").startswith("actions/setup-node@") for step in job["steps"])
+    assert "aws-actions" not in json.dumps(job)  # no credentials: a synth makes no AWS call
+
+
 def test_zizmor_finds_nothing_offline(workflow):
     audited = subprocess.run(
         [TOOLS / "zizmor", "--offline", "--no-progress", str(workflow)],
@@ -104,6 +152,154 @@ def test_every_action_is_pinned_to_a_full_commit_sha(workflow):
     assert used
     for action in used:
         assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", action), action
+
+
+def push(ref: str) -> SimpleNamespace:
+    return SimpleNamespace(event_name="push", ref=ref, inputs={})
+
+
+def dispatch(environment: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        event_name="workflow_dispatch",
+        ref="refs/heads/main",
+        inputs={"environment": environment},
+    )
+
+
+EVENTS = {
+    "push to main": push("refs/heads/main"),
+    "push to a branch": push("refs/heads/feature"),
+    "push of a v tag": push("refs/tags/v1.2.0"),
+    "push of another tag": push("refs/tags/nightly"),
+    "dispatch of staging": dispatch("staging"),
+    "dispatch of prod": dispatch("prod"),
+}
+
+
+def runs_on(job: dict, event: SimpleNamespace) -> bool:
+    """Whether a job's `if:` lets it run on an event.
+
+    Only the part of GitHub's expression syntax these conditions use: it reads
+    as Python once && and || are spelled `and` and `or`.
+    """
+    condition = job.get("if")
+    if condition is None:
+        return True
+    condition = condition.strip().removeprefix("${{").removesuffix("}}")
+    python = condition.replace("&&", " and ").replace("||", " or ")
+    names = {
+        "github": SimpleNamespace(event_name=event.event_name, ref=event.ref),
+        "inputs": SimpleNamespace(environment=event.inputs.get("environment")),
+        "startsWith": lambda text, prefix: str(text).startswith(prefix),
+    }
+    return bool(eval(python, {"__builtins__": {}}, names))
+
+
+def triggering(job: dict) -> set[str]:
+    return {name for name, event in EVENTS.items() if runs_on(job, event)}
+
+
+def test_deploy_runs_on_pushes_to_main_on_v_tags_and_by_hand(deploy):
+    on = deploy["on"]
+
+    assert set(on) == {"push", "workflow_dispatch"}  # no workflow_run
+    assert on["push"] == {"branches": ["main"], "tags": ["v*"]}
+    chosen = on["workflow_dispatch"]["inputs"]["environment"]
+    assert chosen["type"] == "choice"
+    assert chosen["options"] == list(ENVIRONMENTS)
+
+
+def test_deploy_grants_nothing_by_default(deploy):
+    assert deploy["permissions"] == {}
+
+
+def test_deploy_tests_only_read_the_code(deploy):
+    assert deploy["jobs"]["test"]["permissions"] == {"contents": "read"}
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_deploy_job_only_reads_the_code_and_requests_an_oidc_token(
+    deploy, environment
+):
+    assert deploy["jobs"][environment]["permissions"] == {
+        "contents": "read",
+        "id-token": "write",
+    }
+
+
+def test_the_tests_run_on_every_trigger(deploy):
+    assert triggering(deploy["jobs"]["test"]) == set(EVENTS)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_deploy_job_waits_for_the_tests(deploy, environment):
+    needs = deploy["jobs"][environment]["needs"]
+
+    assert "test" in ([needs] if isinstance(needs, str) else needs)
+
+
+def test_staging_deploys_on_a_push_to_main_or_by_hand(deploy):
+    assert triggering(deploy["jobs"]["staging"]) == {
+        "push to main",
+        "dispatch of staging",
+    }
+
+
+def test_prod_deploys_only_from_a_v_tag_or_by_hand(deploy):
+    assert triggering(deploy["jobs"]["prod"]) == {
+        "push of a v tag",
+        "dispatch of prod",
+    }
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_deploy_job_runs_in_the_github_environment_its_role_trusts(
+    deploy, environment
+):
+    # The role trusts repo:<owner>/<repo>:environment:<environment> only.
+    assert deploy["jobs"][environment]["environment"] == environment
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_deploy_job_assumes_the_role_its_environment_names_through_oidc(
+    deploy, environment
+):
+    credentials = [
+        step
+        for step in deploy["jobs"][environment]["steps"]
+        if step.get("uses", "").startswith("aws-actions/configure-aws-credentials@")
+    ]
+
+    assert len(credentials) == 1
+    assert credentials[0]["with"] == {
+        "role-to-assume": "${{ vars.AWS_DEPLOY_ROLE_ARN }}",
+        "aws-region": "${{ vars.AWS_REGION }}",
+    }
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_deploy_job_runs_make_deploy_for_its_environment_once_it_has_credentials(
+    deploy, environment
+):
+    steps = deploy["jobs"][environment]["steps"]
+    uses = [step.get("uses", "").partition("@")[0] for step in steps]
+    runs = [step.get("run", "") for step in steps]
+
+    deploying = runs.index(f"make deploy ENV={environment} ARGS=--ci")
+    assert uses.index("aws-actions/configure-aws-credentials") < deploying
+    assert runs.index("uv sync --locked") < deploying
+    # The CDK CLI runs through npx.
+    assert "actions/setup-node" in uses[:deploying]
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_a_running_deploy_is_never_cancelled(deploy, environment):
+    concurrency = deploy["jobs"][environment]["concurrency"]
+
+    assert concurrency["cancel-in-progress"] is False
+    assert "github.workflow" in concurrency["group"]
+    assert concurrency["group"].endswith(environment)
+    assert deploy.get("concurrency", {}).get("cancel-in-progress") is not True
 
 
 @pytest.fixture(params=[GENERATED, TEMPLATE_REPO])

@@ -19,10 +19,11 @@ PROJECT = Path(__file__).resolve().parent.parent
 PINS = PROJECT / "app" / "pyproject.toml"
 
 HEADER = """\
-# What AgentCore's CodeZip build installs. `agentcore package` runs
-# `uv pip install -r app/pyproject.toml` and never reads uv.lock, so this
-# file lists uv.lock's exact versions. Written by `make lock` (from
-# scripts/runtime_pins.py); a test fails when it falls behind the lock.
+# What the deployment's code zip installs. deploy/code_bundle.py runs
+# `uv pip install -r app/pyproject.toml` for aarch64, as the AgentCore CLI
+# does; neither reads uv.lock, so this file lists uv.lock's exact versions.
+# Written by `make lock` (from scripts/runtime_pins.py); a test fails when
+# it falls behind the lock.
 # Do not edit: change the ranges in ../pyproject.toml, then `make lock`.
 """
 
@@ -30,7 +31,7 @@ HEADER = """\
 def locked_requirements() -> list[str]:
     """Every runtime package uv.lock resolves, as `name==version ; markers`."""
     uv = os.environ.get("UV", "uv")  # `uv run` names itself here
-    options = ["--frozen", "--no-dev", "--no-hashes", "--no-header", "--no-annotate"]
+    options = ["--frozen", "--no-default-groups", "--no-hashes", "--no-header", "--no-annotate"]
     exported = subprocess.run(
         [uv, "export", *options, "--no-emit-project", "--format", "requirements-txt"],
         cwd=PROJECT,

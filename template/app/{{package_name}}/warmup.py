@@ -1,8 +1,8 @@
 """POST /warmup: one whole turn through the real stack, before AgentCore V2 takes its snapshot.
 
-On platform V2 (`make platform-v2`), AgentCore starts the agent once, posts
-to this path, snapshots the process, and restores every new session from
-that snapshot. What the first turn costs (imports done lazily, the tools'
+On platform V2 (declared in deploy/runtime_stack.py), AgentCore starts the
+agent once, posts to this path, snapshots the process, and restores every
+new session from that snapshot. What the first turn costs (imports done lazily, the tools'
 specs, the schema validator, the gate, the stored-run code, the model
 object) is then paid once per deploy instead of once per Slack thread.
 

@@ -1,0 +1,31 @@
+"""The CDK app for one environment: its runtime stack, and the role its CI deploys with."""
+
+import shutil
+from pathlib import Path
+
+from aws_cdk import App
+
+from .github_role import GitHubDeployRoleStack
+from .runtime_stack import AgentRuntimeStack
+from .settings import Environment
+
+ROOT = Path(__file__).resolve().parent.parent
+CLOUD_ASSEMBLIES = ROOT / "cdk.out"
+
+
+def synthesize(environment: Environment, outdir: Path | None = None) -> Path:
+    """Write the environment's CloudFormation templates; nothing is left of a failed synth."""
+    outdir = outdir or CLOUD_ASSEMBLIES / environment.name
+    partial = outdir.with_name(f".{outdir.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        app = App(outdir=str(partial))
+        AgentRuntimeStack(app, environment)
+        GitHubDeployRoleStack(app, environment)
+        app.synth()
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    shutil.rmtree(outdir, ignore_errors=True)
+    partial.rename(outdir)
+    return outdir

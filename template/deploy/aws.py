@@ -1,0 +1,75 @@
+"""The few AWS calls the deploy commands make themselves, each failure one line.
+
+A deploy without credentials, or with credentials for another account,
+would otherwise fail inside the CDK CLI after the synth, with a stack trace
+that does not say which setting to fix.
+"""
+
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import botocore.exceptions
+
+from .settings import Environment
+
+
+class AwsError(RuntimeError):
+    """An AWS call the deploy needs failed; the message says what to do."""
+
+
+def require_real_account(environment: Environment) -> None:
+    if environment.is_placeholder:
+        raise AwsError(
+            f"deploy/environments.toml [{environment.name}] account is the placeholder "
+            f"{environment.account}: set your 12-digit AWS account before deploying"
+        )
+
+
+def check_credentials(environment: Environment) -> str:
+    """The caller's ARN, once its credentials are shown to be for the environment's account."""
+    require_real_account(environment)
+    try:
+        caller = boto3.client("sts", region_name=environment.region).get_caller_identity()
+    except botocore.exceptions.NoCredentialsError:
+        raise AwsError(
+            f"no AWS credentials: sign in to account {environment.account} (for example "
+            "`aws sso login`, or set AWS_PROFILE), then run the command again"
+        ) from None
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
+        raise AwsError(f"AWS credentials could not be checked: {failed}") from failed
+    if caller["Account"] != environment.account:
+        raise AwsError(
+            f"the AWS credentials are for account {caller['Account']}, but "
+            f"deploy/environments.toml [{environment.name}] deploys to {environment.account}"
+        )
+    return caller["Arn"]
+
+
+def stack_outputs(environment: Environment) -> dict[str, str]:
+    """The deployed stack's outputs (AgentArn, WeltPolicyArn, LogGroup, ...)."""
+    client = boto3.client("cloudformation", region_name=environment.region)
+    try:
+        (stack,) = client.describe_stacks(StackName=environment.stack_name)["Stacks"]
+    except botocore.exceptions.NoCredentialsError:
+        raise AwsError(
+            f"no AWS credentials: sign in to account {environment.account} first"
+        ) from None
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
+        raise AwsError(f"stack {environment.stack_name} could not be read: {failed}") from failed
+    return {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
+
+
+def print_logs(environment: Environment, since: timedelta) -> None:
+    """Print the runtime's log lines of the last `since`, oldest first."""
+    group = stack_outputs(environment)["LogGroup"]
+    client = boto3.client("logs", region_name=environment.region)
+    start = int((datetime.now(UTC) - since).timestamp() * 1000)
+    try:
+        for page in client.get_paginator("filter_log_events").paginate(
+            logGroupName=group, startTime=start
+        ):
+            for event in page["events"]:
+                when = datetime.fromtimestamp(event["timestamp"] / 1000, UTC).isoformat()
+                print(f"{when} {event['logStreamName']} {event['message'].rstrip()}")
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
+        raise AwsError(f"log group {group} could not be read: {failed}") from failed

@@ -1,0 +1,116 @@
+"""The CodeZip: app/ and its locked dependencies, installed for AgentCore's aarch64 Linux.
+
+AgentCore runs the zip as it is, so what is in it is what runs: the code in
+app/ and nothing of the work tree (no tests, .env, .venv or local state),
+and exactly app/pyproject.toml's pins, which are uv.lock's. It is built on
+this machine before the synth, so no Docker is needed, and kept under
+cdk.out/ by a hash of what went into it, so an unchanged app/ is not built
+again.
+"""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+from . import project
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app"
+BUILT = ROOT / "cdk.out" / ".code-zips"
+
+# What never ships from app/: the AgentCore CLI leaves out the same, and
+# app/uv.lock is what `agentcore dev` leaves there.
+LEFT_OUT = (
+    ".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache",
+    ".DS_Store", "node_modules", ".env", ".env.*", "uv.lock", "*.pyc",
+)  # fmt: skip
+
+# Tried in order while uv says a wheel is missing for one of them, as the
+# AgentCore CLI does: some wheels exist only for the newer glibc tags.
+PLATFORMS = ("aarch64-manylinux2014", "aarch64-manylinux_2_28", "aarch64-manylinux_2_34")
+_NO_WHEEL = re.compile(
+    r"has no wheels with a matching (?:platform|Python ABI) tag|no compatible (?:wheels|tags) found"
+    r"|has no usable wheels",
+    re.I,
+)
+
+
+class BundleError(RuntimeError):
+    """The code zip could not be built; the message says why in one line."""
+
+
+def require_pins(code: Path = APP) -> None:
+    """A zip without app/'s pins would deploy an agent that cannot import its libraries."""
+    pins = tomllib.loads((code / "pyproject.toml").read_text())["project"]["dependencies"]
+    if not pins:
+        raise BundleError(
+            "app/pyproject.toml pins nothing yet: run make install (or make lock) before deploying"
+        )
+
+
+def code_files(code: Path = APP) -> list[Path]:
+    """The files of app/ that ship, in a stable order."""
+    ignored = shutil.ignore_patterns(*LEFT_OUT)
+    found = []
+    for folder, subfolders, files in os.walk(code):
+        skip = ignored(folder, [*subfolders, *files])
+        subfolders[:] = sorted(name for name in subfolders if name not in skip)
+        found += [Path(folder, name) for name in sorted(files) if name not in skip]
+    return found
+
+
+def fingerprint(code: Path = APP) -> str:
+    """A hash of every shipped file and of the Python the dependencies are built for."""
+    digest = hashlib.sha256(f"{project.PYTHON_VERSION} {PLATFORMS}".encode())
+    for path in code_files(code):
+        digest.update(str(path.relative_to(code)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def built_code_zip(code: Path = APP, built: Path = BUILT) -> tuple[Path, str]:
+    """The folder the zip is made of, built once per fingerprint, and that fingerprint."""
+    key = fingerprint(code)
+    folder = built / key
+    if not folder.is_dir():
+        partial = built / f".{key}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        try:
+            _build(code, partial)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        partial.rename(folder)
+    return folder, key
+
+
+def _build(code: Path, output: Path) -> None:
+    """Copy the code, then install its pinned dependencies beside it for aarch64."""
+    output.mkdir(parents=True)
+    for path in code_files(code):
+        target = output / path.relative_to(code)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    uv = shutil.which("uv")
+    if uv is None:
+        raise BundleError("the code zip needs uv on PATH to install app/'s dependencies")
+    for platform in PLATFORMS:
+        installed = subprocess.run(
+            [
+                uv, "pip", "install", "--quiet", "-r", "pyproject.toml", "--target", str(output),
+                "--python-version", project.PYTHON_VERSION, "--python-platform", platform,
+                "--only-binary", ":all:", "--no-compile",
+            ],
+            cwd=code,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"},
+        )  # fmt: skip
+        if installed.returncode == 0 or not _NO_WHEEL.search(installed.stderr):
+            break
+    if installed.returncode != 0:
+        last = (installed.stderr.strip().splitlines() or ["no output"])[-1]
+        raise BundleError(f"installing app/pyproject.toml's pins for aarch64 failed: {last}")

@@ -1,0 +1,38 @@
+"""The IAM actions each caller needs, as data: the stack grants these and no others.
+
+The tests compare them with what the code really calls (the run store's
+recorded S3 calls) and with what Welt needs, so a grant that is wider than
+the code fails a test rather than waiting for an audit.
+"""
+
+# What the S3 run store calls: GetObject and HeadObject (s3:GetObject),
+# PutObject (s3:PutObject), ListObjectsV2 (s3:ListBucket). s3:ListBucket is
+# also what makes S3 answer a missing key with 404 instead of 403, which the
+# store reads as "no record yet".
+RUN_STORE_OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject")
+RUN_STORE_BUCKET_ACTIONS = ("s3:ListBucket",)
+
+# Strands' BedrockModel streams with ConverseStream (bedrock:InvokeModelWithResponseStream)
+# and calls Converse (bedrock:InvokeModel) when streaming is off in yours/model_options.py.
+MODEL_ACTIONS = ("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
+
+# What AgentCore Runtime does with the execution role on the agent's behalf:
+# the agent's stdout and OpenTelemetry logs, its spans, and its metrics.
+LOG_GROUP_ACTIONS = ("logs:CreateLogGroup", "logs:DescribeLogStreams")
+LOG_STREAM_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
+LOG_LISTING_ACTIONS = ("logs:DescribeLogGroups",)
+TRACE_ACTIONS = (
+    "xray:GetSamplingRules",
+    "xray:GetSamplingTargets",
+    "xray:PutTelemetryRecords",
+    "xray:PutTraceSegments",
+)
+METRIC_ACTIONS = ("cloudwatch:PutMetricData",)
+METRIC_NAMESPACE = "bedrock-agentcore"
+
+# Welt's identity calls the runtime on behalf of the verified Slack user it
+# names in runtimeUserId, which needs both actions; nothing else is granted.
+WELT_ACTIONS = (
+    "bedrock-agentcore:InvokeAgentRuntime",
+    "bedrock-agentcore:InvokeAgentRuntimeForUser",
+)

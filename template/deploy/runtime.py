@@ -1,0 +1,62 @@
+"""What every environment's runtime is given: its variables, storage and lifetime.
+
+This is the one place these live. agentcore/agentcore.json repeats them for
+the AgentCore CLI's `agentcore dev`, and a test fails when the two differ.
+"""
+
+from . import project
+from .settings import Environment
+
+PORT = 8080
+# The path the app serves for V2's build hook (app/<package>/warmup.py); a
+# test checks the two agree.
+WARMUP_PATH = "/warmup"
+SESSION_STORAGE_MOUNT = "/mnt/sessions"
+# AgentCore's default idle timeout, and the longest lifetime it allows.
+IDLE_TIMEOUT_SECONDS = 900
+MAX_LIFETIME_SECONDS = 28800
+# How long a question stays answerable (the app's ANSWER_WITHIN_DAYS): the
+# stored runs' bucket keeps objects one day longer, then expires them.
+ANSWER_WITHIN_DAYS = 7
+
+# Platform V2 allows 1.5 KB of environment variables for a CodeZip runtime
+# and 2.5 KB for a container; V1 allows 4 KB. Counted as name plus value.
+ENV_BUDGET_BYTES = {"V2": 1536, "V1": 4096}
+
+# The CLI runs a CodeZip runtime under OpenTelemetry's launcher, and so does
+# this stack: AgentCore's Observability reads what the distro exports.
+ENTRY_POINT = ["opentelemetry-instrument", "main.py"]
+
+TELEMETRY = {
+    # Instrumentations whose spans are noise here: every MCP message, every
+    # thread start, and log records already sent as log lines.
+    "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "aws_mcp,threading,logging",
+    # AgentCore polls /ping all session long; each poll would be a trace.
+    "OTEL_PYTHON_EXCLUDED_URLS": "/ping",
+}
+
+
+def platform_version() -> str:
+    """V2 for CodeZip (a snapshot-safe base); V1 for a Container, whose OpenSSL is not."""
+    return "V2" if project.DEPLOY_BUILD == "CodeZip" else "V1"
+
+
+def environment_variables(environment: Environment) -> dict[str, str]:
+    """The runtime's variables; the model is always named, never the Strands default."""
+    variables = {
+        "MODEL_PROVIDER": project.MODEL_PROVIDER,
+        "MODEL_ID": environment.model_id,
+        "ANSWER_WITHIN_DAYS": str(ANSWER_WITHIN_DAYS),
+    }
+    if project.RUN_STORE == "s3":
+        assert environment.state_bucket is not None  # settings.py requires it with s3
+        variables["RUN_STORE"] = "s3"
+        variables["STATE_BUCKET"] = environment.state_bucket
+        variables["STATE_PREFIX"] = f"{project.PROJECT_NAME}/"
+    else:
+        variables["SESSION_STORAGE_DIR"] = SESSION_STORAGE_MOUNT
+    return {**variables, **TELEMETRY}
+
+
+def environment_bytes(variables: dict[str, str]) -> int:
+    return sum(len(name.encode()) + len(value.encode()) for name, value in variables.items())

@@ -1,0 +1,305 @@
+"""One environment's AgentCore runtime, and everything it needs, as one CloudFormation stack.
+
+Declared here rather than set after a deploy, so the next deploy can neither
+undo nor drift from it: platform V2 with its warm-up hook, the execution
+role with only what the agent calls, the stored runs' bucket, the logs'
+retention, and the one policy that lets Welt invoke the runtime.
+"""
+
+from aws_cdk import (
+    Acknowledgment,
+    AssetHashType,
+    CfnOutput,
+    Duration,
+    RemovalPolicy,
+    Stack,
+    Tags,
+    Validations,
+)
+from aws_cdk import Environment as AwsEnvironment
+from aws_cdk import aws_bedrockagentcore as agentcore
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_s3_assets as s3_assets
+from constructs import Construct
+
+from . import code_bundle, permissions, project, runtime
+from .settings import LOG_RETENTION_DAYS, Environment, SettingError
+
+# An inference profile's id starts with where it routes requests (us.,
+# eu., apac., global., ...); a foundation model's id does not.
+_PROFILE_PREFIXES = ("us.", "us-gov.", "eu.", "apac.", "ca.", "jp.", "au.", "global.")
+
+
+class AgentRuntimeStack(Stack):
+    def __init__(self, scope: Construct, environment: Environment) -> None:
+        super().__init__(
+            scope,
+            environment.stack_name,
+            env=AwsEnvironment(account=environment.account, region=environment.region),
+            description=f"{project.PROJECT_NAME} ({environment.name}): a Strands agent for Welt",
+        )
+        Tags.of(self).add("project", project.PROJECT_NAME)
+        Tags.of(self).add("environment", environment.name)
+        self.environment_settings = environment
+
+        variables = runtime.environment_variables(environment)
+        platform = runtime.platform_version()
+        budget = runtime.ENV_BUDGET_BYTES[platform]
+        if runtime.environment_bytes(variables) > budget:
+            raise SettingError(
+                f"the runtime's environment variables take {runtime.environment_bytes(variables)} "
+                f"bytes, over platform {platform}'s {budget}: shorten model_id or state_bucket"
+            )
+
+        role = iam.Role(
+            self,
+            "ExecutionRole",
+            assumed_by=iam.ServicePrincipal(
+                "bedrock-agentcore.amazonaws.com",
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": self.account},
+                    "ArnLike": {
+                        "aws:SourceArn": self._arn(
+                            "bedrock-agentcore", self.region, f"runtime/{environment.runtime_name}*"
+                        )
+                    },
+                },
+            ),
+            description=f"What the {environment.runtime_name} runtime may call",
+        )
+        self._grant_platform(role, environment)
+        if project.MODEL_PROVIDER == "bedrock":
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="InvokeTheModel",
+                    actions=list(permissions.MODEL_ACTIONS),
+                    resources=self._model_arns(environment.model_id),
+                )
+            )
+        if project.RUN_STORE == "s3":
+            self._bucket(role, environment)
+
+        cfn_runtime = agentcore.CfnRuntime(
+            self,
+            "Runtime",
+            agent_runtime_name=environment.runtime_name,
+            description=f"{project.PROJECT_NAME} ({environment.name})",
+            role_arn=role.role_arn,
+            agent_runtime_artifact=self._artifact(role),
+            network_configuration=agentcore.CfnRuntime.NetworkConfigurationProperty(
+                network_mode="PUBLIC"
+            ),
+            protocol_configuration="HTTP",
+            environment_variables=variables,
+            lifecycle_configuration=agentcore.CfnRuntime.LifecycleConfigurationProperty(
+                idle_runtime_session_timeout=runtime.IDLE_TIMEOUT_SECONDS,
+                max_lifetime=runtime.MAX_LIFETIME_SECONDS,
+            ),
+            filesystem_configurations=self._session_storage(),
+            platform_version=platform,
+        )
+        # The role's policy must be attached before the runtime starts: V2 runs
+        # the agent (and its warm-up) while the runtime is being created.
+        policy = role.node.find_child("DefaultPolicy")
+        cfn_runtime.node.add_dependency(policy)
+        if platform == "V2":
+            # aws-cdk-lib 2.277.0 adds a typed hooks_configuration; 2.275.0 (the
+            # newest on some registries) has none, so it goes in through the L1
+            # escape hatch, which every version keeps.
+            cfn_runtime.add_property_override(
+                "HooksConfiguration",
+                {
+                    "Build": {
+                        "Warmup": {
+                            "Action": {
+                                "HttpPost": {"Path": runtime.WARMUP_PATH, "Port": runtime.PORT}
+                            }
+                        }
+                    }
+                },
+            )
+            Validations.of(cfn_runtime).acknowledge(
+                Acknowledgment(
+                    id="CloudFormation-Validate::F3002",
+                    reason="HooksConfiguration is newer than the CDK's bundled resource schema",
+                )
+            )
+
+        runtime_arn = cfn_runtime.attr_agent_runtime_arn
+        log_group = f"/aws/bedrock-agentcore/runtimes/{cfn_runtime.attr_agent_runtime_id}-DEFAULT"
+        # AgentCore creates the group when the agent first logs, which can be
+        # before CloudFormation could: this sets the retention either way.
+        logs.LogRetention(
+            self,
+            "LogRetention",
+            log_group_name=log_group,
+            retention=_retention(environment.log_retention_days),
+        )
+
+        welt = iam.ManagedPolicy(
+            self,
+            "WeltInvokePolicy",
+            description=(
+                f"Lets Welt invoke {environment.runtime_name} on behalf of a verified Slack "
+                "user; attach it to Welt's role and to nothing else"
+            ),
+            statements=[
+                iam.PolicyStatement(
+                    sid="InvokeThisRuntimeOnly",
+                    actions=list(permissions.WELT_ACTIONS),
+                    resources=[runtime_arn, f"{runtime_arn}/runtime-endpoint/*"],
+                )
+            ],
+        )
+
+        CfnOutput(self, "AgentArn", value=runtime_arn, description="Welt's AGENT_ARN")
+        CfnOutput(self, "WeltPolicyArn", value=welt.managed_policy_arn)
+        CfnOutput(self, "RuntimeId", value=cfn_runtime.attr_agent_runtime_id)
+        CfnOutput(self, "LogGroup", value=log_group, description="the runtime's logs")
+
+    def _arn(self, service: str, region: str, resource: str, account: str | None = None) -> str:
+        owner = self.account if account is None else account
+        return f"arn:{self.partition}:{service}:{region}:{owner}:{resource}"
+
+    def _grant_platform(self, role: iam.Role, environment: Environment) -> None:
+        """What AgentCore does with the role on the agent's behalf: logs, spans, metrics."""
+        runtime_groups = f"log-group:/aws/bedrock-agentcore/runtimes/{environment.runtime_name}-*"
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="RuntimeLogGroups",
+                actions=list(permissions.LOG_GROUP_ACTIONS),
+                resources=[self._arn("logs", self.region, runtime_groups)],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="RuntimeLogStreams",
+                actions=list(permissions.LOG_STREAM_ACTIONS),
+                resources=[self._arn("logs", self.region, f"{runtime_groups}:log-stream:*")],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="FindLogGroups",
+                actions=list(permissions.LOG_LISTING_ACTIONS),
+                resources=[self._arn("logs", self.region, "log-group:*")],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="Traces",
+                actions=list(permissions.TRACE_ACTIONS),
+                resources=["*"],  # X-Ray's actions take no resource
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="MetricsInAgentCoresNamespace",
+                actions=list(permissions.METRIC_ACTIONS),
+                resources=["*"],  # PutMetricData takes no resource; the namespace narrows it
+                conditions={"StringEquals": {"cloudwatch:namespace": permissions.METRIC_NAMESPACE}},
+            )
+        )
+
+    def _model_arns(self, model_id: str) -> list[str]:
+        """The model's ARNs: an inference profile routes to its model in several Regions."""
+        if model_id.startswith("arn:"):
+            return [model_id]
+        if model_id.startswith(_PROFILE_PREFIXES):
+            model = model_id.split(".", 1)[1]
+            return [
+                self._arn("bedrock", self.region, f"inference-profile/{model_id}"),
+                self._arn("bedrock", "*", f"foundation-model/{model}", account=""),
+            ]
+        return [self._arn("bedrock", self.region, f"foundation-model/{model_id}", account="")]
+
+    def _bucket(self, role: iam.Role, environment: Environment) -> None:
+        """The stored runs' bucket: private, encrypted, and emptied of what nobody can answer."""
+        prefix = f"{project.PROJECT_NAME}/"
+        bucket = s3.Bucket(
+            self,
+            "RunStore",
+            bucket_name=environment.state_bucket,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="ExpireRunsNobodyCanAnswer",
+                    prefix=prefix,
+                    expiration=Duration.days(runtime.ANSWER_WITHIN_DAYS + 1),
+                )
+            ],
+            # Runs still waiting outlive the stack: delete the bucket by hand.
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="StoredRunsUnderThePrefix",
+                actions=list(permissions.RUN_STORE_OBJECT_ACTIONS),
+                resources=[bucket.arn_for_objects(f"{prefix}*")],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ListStoredRunsAndAnswerMissingKeysWith404",
+                actions=list(permissions.RUN_STORE_BUCKET_ACTIONS),
+                resources=[bucket.bucket_arn],
+            )
+        )
+        CfnOutput(self, "StateBucket", value=bucket.bucket_name)
+
+    def _session_storage(self) -> list[agentcore.CfnRuntime.FilesystemConfigurationProperty] | None:
+        if project.RUN_STORE == "s3":
+            return None
+        return [
+            agentcore.CfnRuntime.FilesystemConfigurationProperty(
+                session_storage=agentcore.CfnRuntime.SessionStorageConfigurationProperty(
+                    mount_path=runtime.SESSION_STORAGE_MOUNT
+                )
+            )
+        ]
+
+    def _artifact(self, role: iam.Role) -> agentcore.CfnRuntime.AgentRuntimeArtifactProperty:
+        if project.DEPLOY_BUILD == "Container":
+            image = ecr_assets.DockerImageAsset(
+                self,
+                "Image",
+                directory=str(code_bundle.ROOT),
+                platform=ecr_assets.Platform.LINUX_ARM64,
+                exclude=["cdk.out", ".git", ".venv", "node_modules"],
+            )
+            image.repository.grant_pull(role)
+            return agentcore.CfnRuntime.AgentRuntimeArtifactProperty(
+                container_configuration=agentcore.CfnRuntime.ContainerConfigurationProperty(
+                    container_uri=image.image_uri
+                )
+            )
+        folder, key = code_bundle.built_code_zip()
+        code = s3_assets.Asset(
+            self,
+            "Code",
+            path=str(folder),
+            asset_hash=key,  # already a hash of what went in: no second pass over the files
+            asset_hash_type=AssetHashType.CUSTOM,
+        )
+        return agentcore.CfnRuntime.AgentRuntimeArtifactProperty(
+            code_configuration=agentcore.CfnRuntime.CodeConfigurationProperty(
+                code=agentcore.CfnRuntime.CodeProperty(
+                    s3=agentcore.CfnRuntime.S3LocationProperty(
+                        bucket=code.s3_bucket_name, prefix=code.s3_object_key
+                    )
+                ),
+                entry_point=runtime.ENTRY_POINT,
+                runtime=project.RUNTIME_VERSION,
+            )
+        )
+
+
+def _retention(days: int) -> logs.RetentionDays:
+    """CloudWatch's period for a number of days; settings.py allows only these."""
+    periods = [period for period in logs.RetentionDays if period is not logs.RetentionDays.INFINITE]
+    return dict(zip(LOG_RETENTION_DAYS, periods, strict=True))[days]

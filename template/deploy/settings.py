@@ -1,0 +1,142 @@
+"""Each environment's settings, read from deploy/environments.toml and checked once.
+
+A deployment that reads a setting late fails late: halfway through a synth,
+or in CloudFormation minutes later. Everything here is checked before the
+stack is built, and a bad value stops the command with one line that names
+the table and the key.
+"""
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import project
+
+ENVIRONMENTS = ("staging", "prod")
+SETTINGS_FILE = Path(__file__).resolve().parent / "environments.toml"
+
+# An account id AWS never issues: a fresh project synthesizes with it, and a
+# deploy refuses it.
+PLACEHOLDER_ACCOUNT = "000000000000"
+
+# The retention periods CloudWatch Logs accepts, in days.
+LOG_RETENTION_DAYS = (
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+    2922, 3288, 3653,
+)  # fmt: skip
+
+_ACCOUNT = re.compile(r"\d{12}")
+_REGION = re.compile(r"[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d")
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+_KINDS = {str: "text in quotes", int: "a whole number"}
+
+
+class SettingError(ValueError):
+    """A setting is missing or wrong; the message is the one line to show."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One deployment target: where it goes and what differs from the other one."""
+
+    name: str
+    account: str
+    region: str
+    model_id: str
+    log_retention_days: int
+    github_repository: str
+    state_bucket: str | None = None
+
+    @property
+    def is_placeholder(self) -> bool:
+        return self.account == PLACEHOLDER_ACCOUNT
+
+    @property
+    def stack_name(self) -> str:
+        return f"{project.AGENT_NAME}-{self.name}"
+
+    @property
+    def runtime_name(self) -> str:
+        """AgentCore's runtime name: letters, digits and underscores, so no hyphen."""
+        return f"{project.AGENT_NAME}_{self.name}"
+
+
+def _keys() -> dict[str, type]:
+    keys: dict[str, type] = {
+        "account": str,
+        "region": str,
+        "model_id": str,
+        "log_retention_days": int,
+        "github_repository": str,
+    }
+    if project.RUN_STORE == "s3":
+        keys["state_bucket"] = str
+    return keys
+
+
+def load_environment(name: str, path: Path = SETTINGS_FILE) -> Environment:
+    """The named environment's settings, checked; SettingError names what is wrong."""
+    if name not in ENVIRONMENTS:
+        raise SettingError(f"ENV must be one of {', '.join(ENVIRONMENTS)} (got {name!r})")
+    try:
+        tables = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise SettingError(
+            f"{path.name} is missing: it holds each environment's settings"
+        ) from None
+    except tomllib.TOMLDecodeError as broken:
+        raise SettingError(f"{path.name} is not valid TOML: {broken}") from None
+    table = tables.get(name)
+    if not isinstance(table, dict):
+        raise SettingError(f"{path.name} has no [{name}] table")
+    where = f"{path.name} [{name}]"
+    expected = _keys()
+    unknown = sorted(set(table) - set(expected))
+    if unknown:
+        raise SettingError(
+            f"{where} has unknown keys {', '.join(unknown)}; it takes {', '.join(expected)}"
+        )
+    for key, kind in expected.items():
+        if key not in table:
+            raise SettingError(f"{where} needs {key}")
+        if type(table[key]) is not kind:
+            raise SettingError(f"{where} {key} must be {_KINDS[kind]} (got {table[key]!r})")
+    _check(where, "account", table["account"], _ACCOUNT.fullmatch(table["account"]), "12 digits")
+    _check(
+        where, "region", table["region"], _REGION.fullmatch(table["region"]),
+        "an AWS Region such as us-east-1",
+    )  # fmt: skip
+    _check(
+        where, "model_id", table["model_id"], _MODEL_ID.fullmatch(table["model_id"]),
+        "a model id or inference profile, never empty: an empty one runs the Strands default, "
+        "which changes between releases",
+    )  # fmt: skip
+    _check(
+        where, "log_retention_days", table["log_retention_days"],
+        table["log_retention_days"] in LOG_RETENTION_DAYS,
+        f"one of CloudWatch's periods ({', '.join(map(str, LOG_RETENTION_DAYS[:12]))}, ...)",
+    )  # fmt: skip
+    _check(
+        where, "github_repository", table["github_repository"],
+        _REPOSITORY.fullmatch(table["github_repository"]), "owner/name",
+    )  # fmt: skip
+    bucket = table.get("state_bucket")
+    if bucket is not None:
+        valid = (
+            _BUCKET.fullmatch(bucket) and ".." not in bucket and not re.fullmatch(r"[\d.]+", bucket)
+        )
+        _check(
+            where, "state_bucket", bucket, valid,
+            "an S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens",
+        )  # fmt: skip
+    return Environment(name=name, **table)
+
+
+def _check(where: str, key: str, value: object, valid: object, accepts: str) -> None:
+    if not valid:
+        raise SettingError(f"{where} {key} must be {accepts} (got {value!r})")

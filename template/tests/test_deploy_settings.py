@@ -1,0 +1,78 @@
+"""deploy/environments.toml: each environment's settings are checked before anything is built.
+
+These run without the CDK (CI synthesizes both environments with `make synth`);
+they read the settings the way the synth does.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from deploy import project, runtime
+from deploy.settings import ENVIRONMENTS, SETTINGS_FILE, SettingError, load_environment
+
+
+@pytest.mark.parametrize("name", ENVIRONMENTS)
+def test_each_environment_of_the_project_loads_and_names_its_model(name):
+    environment = load_environment(name)
+
+    assert environment.name == name
+    assert environment.model_id
+    assert environment.runtime_name.startswith(project.AGENT_NAME)
+
+
+@pytest.mark.parametrize("name", ENVIRONMENTS)
+def test_the_runtimes_variables_fit_the_platforms_budget(name):
+    variables = runtime.environment_variables(load_environment(name))
+
+    budget = runtime.ENV_BUDGET_BYTES[runtime.platform_version()]
+    assert runtime.environment_bytes(variables) <= budget
+    assert variables["MODEL_ID"] == load_environment(name).model_id
+
+
+def with_setting(tmp_path: Path, old: str, new: str) -> Path:
+    text = SETTINGS_FILE.read_text()
+    assert old in text
+    edited = tmp_path / "environments.toml"
+    edited.write_text(text.replace(old, new, 1))
+    return edited
+
+
+def test_an_unknown_environment_is_refused():
+    with pytest.raises(SettingError, match=r"ENV must be one of staging, prod \(got 'dev'\)"):
+        load_environment("dev")
+
+
+def test_a_misspelt_key_is_named(tmp_path):
+    path = with_setting(tmp_path, "log_retention_days =", "log_retention =")
+
+    with pytest.raises(SettingError, match=r"\[staging\] has unknown keys log_retention"):
+        load_environment("staging", path)
+
+
+def test_an_account_that_is_not_twelve_digits_is_named(tmp_path):
+    text = SETTINGS_FILE.read_text()
+    staging = text.split("[prod]")[0]
+    account = next(line for line in staging.splitlines() if line.startswith("account = "))
+    path = with_setting(tmp_path, account, 'account = "1234"')
+
+    with pytest.raises(SettingError, match=r"\[staging\] account must be 12 digits \(got '1234'\)"):
+        load_environment("staging", path)
+
+
+def test_an_empty_model_is_refused_because_it_would_run_the_strands_default(tmp_path):
+    model = load_environment("staging").model_id
+    path = with_setting(tmp_path, f'model_id = "{model}"', 'model_id = ""')
+
+    with pytest.raises(SettingError, match=r"\[staging\] model_id must be .* never empty"):
+        load_environment("staging", path)
+
+
+def test_every_error_is_one_line(tmp_path):
+    path = with_setting(tmp_path, "[staging]", "[staging\n")
+
+    with pytest.raises(SettingError) as refused:
+        load_environment("staging", path)
+
+    assert "\n" not in str(refused.value)
+    assert str(refused.value).startswith("environments.toml is not valid TOML")

@@ -1,0 +1,640 @@
+"""The deployment as code (deploy/): synthesized offline for every rendering, and linted.
+
+Each rendering is synthesized once, for staging and prod, with the function
+`make synth` calls, by the suite's own Python (which has the CDK), with no
+AWS credentials and any outbound connection pointed at a closed port. The
+tests read the CloudFormation templates it writes.
+"""
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TEMPLATE, UV, render
+
+# Each rendering's synth starts the CDK's Node.js process: CI runs these, a
+# quick `-m "not slow"` leaves them out.
+pytestmark = pytest.mark.slow
+
+ENVIRONMENTS = ("staging", "prod")
+TOOLS = Path(sys.executable).parent
+
+RENDERINGS = {
+    "default": {},
+    "s3": {"run_store": "s3", "state_bucket": "acme-agent-runs"},
+    "container": {"deploy_build": "Container"},
+    "anthropic": {"model_provider": "anthropic", "include_image_generation": False},
+    "lean": {"include_sample_tools": False, "include_image_generation": False, "include_mcp": True},
+}
+
+# What cfn-lint 1.58.0 reports on the templates that is not a fault of theirs.
+ALLOWED_FINDINGS = {
+    # cfn-lint's resource schema predates HooksConfiguration (mid-November
+    # 2026), which CloudFormation accepts; nothing else may be unknown.
+    ("E3002", ("Resources", "Runtime", "Properties", "HooksConfiguration")),
+}
+# The CDK's own LogRetention function names its role in DependsOn and in a
+# GetAtt; the construct is the CDK's, and the duplicate is harmless.
+ALLOWED_CDK_RULES = {("W3005", "LogRetentionaae0aa3c5b4d4f87b02d85b201efdd8a")}
+
+
+def offline_env(**extra: str) -> dict[str, str]:
+    """An environment with no AWS credentials or config, where a connection out would fail."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AWS_", "VIRTUAL_ENV", "UV_PYTHON"))
+    }
+    env.update(
+        AWS_EC2_METADATA_DISABLED="true",
+        AWS_CONFIG_FILE=os.devnull,
+        AWS_SHARED_CREDENTIALS_FILE=os.devnull,
+        HTTP_PROXY="http://127.0.0.1:9",
+        HTTPS_PROXY="http://127.0.0.1:9",
+        JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20",
+        PATH=os.pathsep.join([str(Path(UV).parent), str(TOOLS), env.get("PATH", "")]),
+    )
+    env.update(extra)
+    return env
+
+
+def deploy_command(root: Path, *arguments: str, **env: str) -> subprocess.CompletedProcess:
+    """`python -m deploy ...` in a rendered project, as its Makefile runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "deploy", *arguments],
+        cwd=root,
+        env=offline_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+SYNTH_BOTH = """
+import sys
+from pathlib import Path
+from deploy.app import synthesize
+from deploy.settings import load_environment
+for name in sys.argv[2:]:
+    synthesize(load_environment(name), Path(sys.argv[1]) / name)
+"""
+
+
+def synth_all(root: Path, outdir: Path) -> dict[str, dict[str, dict]]:
+    """Each environment's templates, by stack name, written by one process."""
+    synthesized = subprocess.run(
+        [sys.executable, "-c", SYNTH_BOTH, str(outdir), *ENVIRONMENTS],
+        cwd=root,
+        env=offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert synthesized.returncode == 0, synthesized.stderr[-3000:]
+    return {
+        name: {
+            path.name.removesuffix(".template.json"): json.loads(path.read_text())
+            for path in (outdir / name).glob("*.template.json")
+        }
+        for name in ENVIRONMENTS
+    }
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory):
+    """A factory: the named rendering's templates, synthesized once per module."""
+    cache: dict[str, tuple[Path, dict]] = {}
+
+    def of(rendering: str) -> tuple[Path, dict[str, dict[str, dict]]]:
+        if rendering not in cache:
+            base = tmp_path_factory.mktemp(rendering)
+            root = render(base / "project", **RENDERINGS[rendering])
+            cache[rendering] = (root, synth_all(root, base / "cdk.out"))
+        return cache[rendering]
+
+    return of
+
+
+def runtime_stack(templates: dict[str, dict], environment: str) -> dict:
+    (name,) = [name for name in templates if not name.endswith("-ci-role")]
+    assert name.endswith(f"-{environment}")
+    return templates[name]
+
+
+def resources(template: dict, kind: str) -> dict[str, dict]:
+    return {
+        name: resource
+        for name, resource in template["Resources"].items()
+        if resource["Type"] == kind
+    }
+
+
+def the_runtime(template: dict) -> dict:
+    (runtime,) = resources(template, "AWS::BedrockAgentCore::Runtime").values()
+    return runtime["Properties"]
+
+
+def listed(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def text_of(value) -> str:
+    """A template value with its intrinsic functions flattened: Fn::Join and Ref as text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return separator.join(text_of(part) for part in parts)
+    if isinstance(value, dict) and "Ref" in value:
+        return "{" + value["Ref"] + "}"
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return "{" + ".".join(value["Fn::GetAtt"]) + "}"
+    return json.dumps(value)
+
+
+def role_statements(template: dict, role_prefix: str) -> list[dict]:
+    """The statements of the policies attached to the role whose logical id starts so."""
+    statements = []
+    for policy in resources(template, "AWS::IAM::Policy").values():
+        roles = [text_of(role) for role in policy["Properties"]["Roles"]]
+        if any(role.startswith("{" + role_prefix) for role in roles):
+            statements += policy["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+def granted(statements: list[dict]) -> set[str]:
+    return {action for statement in statements for action in listed(statement["Action"])}
+
+
+def permissions_of(root: Path) -> dict:
+    """The rendered deploy/permissions.py's constants, read as data."""
+    namespace: dict = {}
+    exec((root / "deploy" / "permissions.py").read_text(), namespace)
+    return namespace
+
+
+# ---------------------------------------------------------------- lint
+
+
+@pytest.mark.parametrize("rendering", RENDERINGS)
+def test_cfn_lint_finds_nothing_in_any_template_of_either_environment(synthesized, rendering):
+    root, _ = synthesized(rendering)
+    paths = sorted(str(path) for path in root.parent.glob("cdk.out/*/*.template.json"))
+    assert len(paths) == 2 * len(ENVIRONMENTS)
+
+    linted = subprocess.run(
+        [TOOLS / "cfn-lint", "--format", "json", *paths], capture_output=True, text=True
+    )
+
+    findings = json.loads(linted.stdout or "[]")
+    unexpected = [
+        finding
+        for finding in findings
+        if (finding["Rule"]["Id"], tuple(finding["Location"]["Path"])) not in ALLOWED_FINDINGS
+        and not any(
+            finding["Rule"]["Id"] == rule and finding["Location"]["Path"][1].startswith(resource)
+            for rule, resource in ALLOWED_CDK_RULES
+        )
+    ]
+    assert unexpected == [], json.dumps(unexpected, indent=1)[:3000]
+
+
+# ---------------------------------------------------------------- the runtime
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_a_codezip_runtime_is_declared_on_v2_with_the_warmup_hook_the_app_serves(
+    synthesized, environment
+):
+    root, templates = synthesized("default")
+    runtime = the_runtime(runtime_stack(templates[environment], environment))
+
+    warmup = (root / "app" / "my_welt_agent" / "warmup.py").read_text()
+    (served,) = re.findall(r'^WARMUP_PATH = "(.+)"$', warmup, re.M)
+    assert runtime["PlatformVersion"] == "V2"
+    hook = runtime["HooksConfiguration"]["Build"]["Warmup"]["Action"]["HttpPost"]
+    assert hook == {"Path": served, "Port": 8080}
+    assert len(hook["Path"]) <= 32 and hook["Path"] not in ("/invocations", "/ping")
+
+
+def test_a_container_runtime_stays_on_v1_and_has_no_hook(synthesized):
+    _, templates = synthesized("container")
+    runtime = the_runtime(runtime_stack(templates["prod"], "prod"))
+
+    assert runtime["PlatformVersion"] == "V1"
+    assert "HooksConfiguration" not in runtime
+    assert "ContainerUri" in json.dumps(runtime["AgentRuntimeArtifact"])
+
+
+def test_a_codezip_runtime_runs_main_under_opentelemetry_on_the_answered_python(synthesized):
+    _, templates = synthesized("default")
+    code = the_runtime(runtime_stack(templates["staging"], "staging"))["AgentRuntimeArtifact"]
+
+    assert code["CodeConfiguration"]["EntryPoint"] == ["opentelemetry-instrument", "main.py"]
+    assert code["CodeConfiguration"]["Runtime"] == "PYTHON_3_13"
+
+
+@pytest.mark.parametrize("rendering", RENDERINGS)
+def test_the_runtimes_variables_fit_its_platforms_budget_and_name_the_model(
+    synthesized, rendering
+):
+    _, templates = synthesized(rendering)
+    for environment in ENVIRONMENTS:
+        runtime = the_runtime(runtime_stack(templates[environment], environment))
+        variables = runtime["EnvironmentVariables"]
+
+        size = sum(len(name) + len(value) for name, value in variables.items())
+        budget = 1536 if runtime["PlatformVersion"] == "V2" else 4096
+        assert size <= budget, (rendering, environment, size)
+        assert variables["MODEL_ID"], "an empty MODEL_ID runs the Strands default model"
+        assert variables["MODEL_PROVIDER"] != "rehearsal"
+
+
+def test_session_storage_and_lifetime_are_declared_by_default(synthesized):
+    _, templates = synthesized("default")
+    runtime = the_runtime(runtime_stack(templates["prod"], "prod"))
+
+    (storage,) = runtime["FilesystemConfigurations"]
+    mount = storage["SessionStorage"]["MountPath"]
+    assert re.fullmatch(r"/mnt/[a-zA-Z0-9._-]+", mount)
+    assert runtime["EnvironmentVariables"]["SESSION_STORAGE_DIR"] == mount
+    assert runtime["LifecycleConfiguration"] == {"IdleRuntimeSessionTimeout": 900, "MaxLifetime": 28800}
+
+
+def test_agentcore_json_for_the_cli_agrees_with_the_deployment(synthesized):
+    root, templates = synthesized("default")
+    runtime = the_runtime(runtime_stack(templates["staging"], "staging"))
+
+    (cli,) = json.loads((root / "agentcore" / "agentcore.json").read_text())["runtimes"]
+    code = runtime["AgentRuntimeArtifact"]["CodeConfiguration"]
+    assert cli["runtimeVersion"] == code["Runtime"]
+    assert cli["entrypoint"] == code["EntryPoint"][-1]
+    assert cli["build"] == "CodeZip" and cli["codeLocation"] == "app/"
+    assert runtime["AgentRuntimeName"].startswith(cli["name"] + "_")
+    assert cli["networkMode"] == runtime["NetworkConfiguration"]["NetworkMode"]
+    # Only the deployment sets variables, storage and lifetime: nothing to drift.
+    assert not {"envVars", "filesystemConfigurations", "lifecycleConfiguration"} & set(cli)
+
+
+# ---------------------------------------------------------------- who may do what
+
+
+def test_the_execution_role_is_assumable_only_by_agentcore_in_this_account(synthesized):
+    _, templates = synthesized("default")
+    template = runtime_stack(templates["staging"], "staging")
+
+    (role,) = [
+        r for name, r in resources(template, "AWS::IAM::Role").items()
+        if name.startswith("ExecutionRole")
+    ]  # fmt: skip
+    (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "bedrock-agentcore.amazonaws.com"}
+    assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": "000000000000"}
+    assert text_of(trust["Condition"]["ArnLike"]["aws:SourceArn"]).endswith(
+        ":bedrock-agentcore:us-east-1:000000000000:runtime/MyWeltAgent_staging*"
+    )
+
+
+@pytest.mark.parametrize("rendering", RENDERINGS)
+def test_the_execution_role_grants_exactly_what_the_agent_and_its_platform_call(
+    synthesized, rendering
+):
+    root, templates = synthesized(rendering)
+    permissions = permissions_of(root)
+    statements = role_statements(runtime_stack(templates["prod"], "prod"), "ExecutionRole")
+
+    expected = {
+        *permissions["LOG_GROUP_ACTIONS"],
+        *permissions["LOG_STREAM_ACTIONS"],
+        *permissions["LOG_LISTING_ACTIONS"],
+        *permissions["TRACE_ACTIONS"],
+        *permissions["METRIC_ACTIONS"],
+    }
+    if RENDERINGS[rendering].get("model_provider", "bedrock") == "bedrock":
+        expected |= set(permissions["MODEL_ACTIONS"])
+    if RENDERINGS[rendering].get("run_store") == "s3":
+        expected |= {*permissions["RUN_STORE_OBJECT_ACTIONS"], *permissions["RUN_STORE_BUCKET_ACTIONS"]}
+    if RENDERINGS[rendering].get("deploy_build") == "Container":  # pulling its image
+        expected |= {
+            "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer",
+            "ecr:BatchGetImage", "ecr:GetAuthorizationToken",
+        }  # fmt: skip
+    assert granted(statements) == expected
+    assert not any("*" in action for action in granted(statements))
+
+
+def test_only_the_configured_model_may_be_invoked(synthesized):
+    _, templates = synthesized("default")
+    statements = role_statements(runtime_stack(templates["prod"], "prod"), "ExecutionRole")
+
+    (model,) = [s for s in statements if s.get("Sid") == "InvokeTheModel"]
+    arns = sorted(text_of(arn) for arn in listed(model["Resource"]))
+    assert arns == [
+        "arn:{AWS::Partition}:bedrock:*::foundation-model/anthropic.claude-sonnet-4-20250514-v1:0",
+        "arn:{AWS::Partition}:bedrock:us-east-1:000000000000:inference-profile/"
+        "us.anthropic.claude-sonnet-4-20250514-v1:0",
+    ]
+
+
+def test_logs_may_be_written_only_to_this_runtimes_groups(synthesized):
+    _, templates = synthesized("default")
+    statements = role_statements(runtime_stack(templates["staging"], "staging"), "ExecutionRole")
+
+    for statement in statements:
+        if any(action in ("logs:CreateLogStream", "logs:PutLogEvents") for action in listed(statement["Action"])):
+            (resource,) = [text_of(r) for r in listed(statement["Resource"])]
+            assert ":log-group:/aws/bedrock-agentcore/runtimes/MyWeltAgent_staging-*:log-stream:*" in resource
+
+
+def test_with_s3_the_store_may_touch_only_its_prefix_in_its_bucket(synthesized):
+    _, templates = synthesized("s3")
+    template = runtime_stack(templates["prod"], "prod")
+
+    (bucket_name,) = resources(template, "AWS::S3::Bucket")
+    for statement in role_statements(template, "ExecutionRole"):
+        actions = listed(statement["Action"])
+        if not any(action.startswith("s3:") for action in actions):
+            continue
+        (resource,) = [text_of(r) for r in listed(statement["Resource"])]
+        if actions == ["s3:ListBucket"]:
+            assert resource == "{" + bucket_name + ".Arn}"
+        else:
+            assert resource == "{" + bucket_name + ".Arn}/my-welt-agent/*"
+
+
+def test_with_s3_the_bucket_is_encrypted_private_and_expires_what_nobody_can_answer(synthesized):
+    _, templates = synthesized("s3")
+    template = runtime_stack(templates["prod"], "prod")
+
+    ((name, bucket),) = resources(template, "AWS::S3::Bucket").items()
+    properties = bucket["Properties"]
+    assert properties["BucketName"] == "acme-agent-runs"
+    assert properties["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert properties["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True, "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True, "RestrictPublicBuckets": True,
+    }  # fmt: skip
+    (rule,) = properties["LifecycleConfiguration"]["Rules"]
+    assert rule["Status"] == "Enabled" and rule["Prefix"] == "my-welt-agent/"
+    assert rule["ExpirationInDays"] == 7 + 1  # ANSWER_WITHIN_DAYS + 1
+    runtime = the_runtime(template)
+    assert runtime["EnvironmentVariables"]["ANSWER_WITHIN_DAYS"] == "7"
+    assert text_of(runtime["EnvironmentVariables"]["STATE_BUCKET"]) == "acme-agent-runs"
+    assert "FilesystemConfigurations" not in runtime
+    assert bucket["DeletionPolicy"] == "Retain"  # runs still waiting outlive the stack
+    (policy,) = resources(template, "AWS::S3::BucketPolicy").values()
+    assert "aws:SecureTransport" in json.dumps(policy)
+
+
+def test_staging_gets_its_own_bucket(synthesized):
+    _, templates = synthesized("s3")
+
+    names = {
+        environment: next(iter(resources(runtime_stack(templates[environment], environment), "AWS::S3::Bucket").values()))["Properties"]["BucketName"]
+        for environment in ENVIRONMENTS
+    }  # fmt: skip
+    assert names == {"staging": "acme-agent-runs-staging", "prod": "acme-agent-runs"}
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_welts_policy_grants_the_two_invoke_actions_on_this_runtime_and_nothing_else(
+    synthesized, environment
+):
+    _, templates = synthesized("default")
+    template = runtime_stack(templates[environment], environment)
+
+    (policy,) = resources(template, "AWS::IAM::ManagedPolicy").values()
+    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Allow"
+    assert sorted(listed(statement["Action"])) == [
+        "bedrock-agentcore:InvokeAgentRuntime",
+        "bedrock-agentcore:InvokeAgentRuntimeForUser",
+    ]
+    assert sorted(text_of(r) for r in listed(statement["Resource"])) == [
+        "{Runtime.AgentRuntimeArn}",
+        "{Runtime.AgentRuntimeArn}/runtime-endpoint/*",
+    ]
+    assert "Roles" not in policy["Properties"] and "Users" not in policy["Properties"]
+
+
+def test_the_outputs_give_welts_agent_arn_its_policy_and_the_log_group(synthesized):
+    _, templates = synthesized("default")
+    outputs = runtime_stack(templates["prod"], "prod")["Outputs"]
+
+    assert text_of(outputs["AgentArn"]["Value"]) == "{Runtime.AgentRuntimeArn}"
+    assert outputs["WeltPolicyArn"]["Value"]["Ref"].startswith("WeltInvokePolicy")
+    assert text_of(outputs["LogGroup"]["Value"]) == (
+        "/aws/bedrock-agentcore/runtimes/{Runtime.AgentRuntimeId}-DEFAULT"
+    )
+
+
+def test_the_log_retention_is_the_environments(synthesized):
+    _, templates = synthesized("default")
+
+    for environment, days in (("staging", 30), ("prod", 365)):
+        template = runtime_stack(templates[environment], environment)
+        (retention,) = resources(template, "Custom::LogRetention").values()
+        assert retention["Properties"]["RetentionInDays"] == days
+        assert text_of(retention["Properties"]["LogGroupName"]).endswith("{Runtime.AgentRuntimeId}-DEFAULT")
+
+
+def test_the_ci_role_trusts_only_this_repositorys_jobs_in_that_environment(synthesized):
+    _, templates = synthesized("default")
+
+    for environment in ENVIRONMENTS:
+        template = templates[environment][f"MyWeltAgent-{environment}-ci-role"]
+        (role,) = resources(template, "AWS::IAM::Role").values()
+        (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+        assert trust["Action"] == "sts:AssumeRoleWithWebIdentity"
+        assert trust["Condition"]["StringEquals"] == {
+            "token.actions.githubusercontent.com:aud": "sts.amazonaws.com",
+            "token.actions.githubusercontent.com:sub": (
+                f"repo:your-org/my-welt-agent:environment:{environment}"
+            ),
+        }
+        (statement,) = role_statements(template, "DeployRole")
+        assert statement["Action"] == "sts:AssumeRole"
+        assert text_of(statement["Resource"]).endswith(
+            ":iam::000000000000:role/cdk-hnb659fds-*-role-000000000000-us-east-1"
+        )
+
+
+# ---------------------------------------------------------------- bad settings
+
+BAD_SETTINGS = {
+    "an account that is not 12 digits": (
+        ('account = "000000000000"', 'account = "12345"'),
+        "[staging] account must be 12 digits (got '12345')",
+    ),
+    "a made-up region": (
+        ('region = "us-east-1"', 'region = "mars"'),
+        "[staging] region must be an AWS Region such as us-east-1 (got 'mars')",
+    ),
+    "an empty model": (
+        ('model_id = "us.anthropic.claude-sonnet-4-20250514-v1:0"', 'model_id = ""'),
+        "[staging] model_id must be a model id or inference profile, never empty",
+    ),
+    "a misspelt key": (
+        ("log_retention_days = 30", "log_retention = 30"),
+        "[staging] has unknown keys log_retention",
+    ),
+    "a retention CloudWatch does not offer": (
+        ("log_retention_days = 30", "log_retention_days = 31"),
+        "[staging] log_retention_days must be one of CloudWatch's periods",
+    ),
+    "a number given as text": (
+        ("log_retention_days = 30", 'log_retention_days = "30"'),
+        "[staging] log_retention_days must be a whole number (got '30')",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> Path:
+    return render(tmp_path_factory.mktemp("fresh") / "project")
+
+
+@contextlib.contextmanager
+def edited(path: Path, old: str, new: str):
+    """The file with every `old` replaced by `new`, put back afterwards."""
+    original = path.read_text()
+    assert old in original
+    path.write_text(original.replace(old, new))
+    try:
+        yield path
+    finally:
+        path.write_text(original)
+
+
+@pytest.mark.parametrize("edit, message", BAD_SETTINGS.values(), ids=BAD_SETTINGS.keys())
+def test_a_bad_setting_stops_the_synth_in_one_line_naming_it_and_leaves_nothing(
+    fresh, tmp_path, edit, message
+):
+    with edited(fresh / "deploy" / "environments.toml", *edit):
+        synthesized = deploy_command(fresh, "synth", "staging", "--outdir", str(tmp_path / "out"))
+
+    assert synthesized.returncode == 2
+    (line,) = synthesized.stderr.strip().splitlines()
+    assert line.startswith("deploy: environments.toml")
+    assert message in line
+    assert not (tmp_path / "out").exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_environment_is_refused_in_one_line(fresh):
+    refused = deploy_command(fresh, "synth", "production")
+
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert "ENV must be one of staging, prod (got 'production')" in line
+
+
+def test_a_model_id_too_long_for_v2s_variables_stops_the_synth_in_one_line(fresh, tmp_path):
+    with edited(fresh / "deploy" / "environments.toml", "us.anthropic", "us." + "a" * 1500 + ".anthropic"):
+        refused = deploy_command(fresh, "synth", "staging", "--outdir", str(tmp_path / "out"))
+
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    (line,) = refused.stderr.strip().splitlines()
+    assert "over platform V2's 1536" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_make_deploy_runs_the_checked_deploy_command(fresh):
+    dry_run = subprocess.run(["make", "-n", "deploy", "ENV=prod"], cwd=fresh, capture_output=True, text=True)
+
+    assert dry_run.returncode == 0, dry_run.stderr
+    assert dry_run.stdout.strip() == "uv run --no-sync python -m deploy deploy prod"
+
+
+def test_a_deploy_to_the_placeholder_account_is_refused_in_one_line(fresh):
+    refused = deploy_command(fresh, "deploy", "prod")
+
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "deploy: deploy/environments.toml [prod] account is the placeholder 000000000000: "
+        "set your 12-digit AWS account before deploying"
+    ]
+
+
+@pytest.fixture
+def real_account(fresh):
+    """The fresh project with a real-looking account and app/ pinned, restored afterwards."""
+    with (
+        edited(fresh / "deploy" / "environments.toml", "000000000000", "111122223333"),
+        edited(fresh / "app" / "pyproject.toml", "dependencies = []", 'dependencies = ["boto3==1.44.0"]'),
+    ):
+        yield fresh
+
+
+def test_a_deploy_without_credentials_says_so_in_one_line(real_account):
+    refused = deploy_command(real_account, "deploy", "staging")
+
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith("deploy: no AWS credentials: sign in to account 111122223333")
+
+
+def test_a_deploy_of_a_project_never_pinned_says_to_run_make_install(fresh):
+    with edited(fresh / "deploy" / "environments.toml", "000000000000", "111122223333"):
+        refused = deploy_command(fresh, "deploy", "staging")
+
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert "app/pyproject.toml pins nothing yet: run make install" in line
+
+
+@pytest.fixture(scope="module")
+def sts_server(aws_server):
+    """STS on this machine, which answers for account 123456789012."""
+    return aws_server
+
+
+def test_credentials_for_another_account_are_refused_in_one_line(real_account, sts_server):
+    refused = deploy_command(
+        real_account,
+        "check",
+        "prod",
+        AWS_ACCESS_KEY_ID="offline-test",
+        AWS_SECRET_ACCESS_KEY="offline-test",
+        AWS_ENDPOINT_URL_STS=sts_server,
+        NO_PROXY="127.0.0.1",
+    )
+
+    assert refused.returncode == 2, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert line == (
+        "deploy: the AWS credentials are for account 123456789012, but "
+        "deploy/environments.toml [prod] deploys to 111122223333"
+    )
+
+
+def test_credentials_for_the_right_account_pass_the_check(real_account, sts_server):
+    settings = real_account / "deploy" / "environments.toml"
+    settings.write_text(settings.read_text().replace("111122223333", "123456789012"))
+
+    checked = deploy_command(
+        real_account,
+        "check",
+        "prod",
+        AWS_ACCESS_KEY_ID="offline-test",
+        AWS_SECRET_ACCESS_KEY="offline-test",
+        AWS_ENDPOINT_URL_STS=sts_server,
+        NO_PROXY="127.0.0.1",
+    )
+
+    assert checked.returncode == 0, checked.stderr
+    assert "prod: deploying as arn:aws:sts::123456789012:" in checked.stdout
+
+
+def test_the_template_offers_the_deploy_tasks_and_no_platform_patch():
+    makefile = (TEMPLATE / "template" / "Makefile").read_text()
+
+    for task in ("synth", "deploy", "bootstrap", "ci-role", "outputs", "logs"):
+        assert re.search(rf"^{task}:  ## ", makefile, re.M), task
+    assert not re.search(r"^platform", makefile, re.M)
+    assert not (TEMPLATE / "template" / "scripts" / "platform.py").exists()
