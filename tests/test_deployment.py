@@ -548,7 +548,7 @@ def test_make_deploy_runs_the_checked_deploy_command(fresh):
     dry_run = subprocess.run(["make", "-n", "deploy", "ENV=prod"], cwd=fresh, capture_output=True, text=True)
 
     assert dry_run.returncode == 0, dry_run.stderr
-    assert dry_run.stdout.strip() == "uv run --no-sync python -m deploy deploy prod"
+    assert dry_run.stdout.strip() == "uv run --group deploy python -m deploy deploy prod"
 
 
 def test_a_deploy_to_the_placeholder_account_is_refused_in_one_line(fresh):

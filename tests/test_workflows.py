@@ -287,7 +287,7 @@ def test_deploy_job_runs_make_deploy_for_its_environment_once_it_has_credentials
 
     deploying = runs.index(f"make deploy ENV={environment} ARGS=--ci")
     assert uses.index("aws-actions/configure-aws-credentials") < deploying
-    assert runs.index("uv sync --locked") < deploying
+    assert runs.index("uv sync --locked --group deploy") < deploying
     # The CDK CLI runs through npx.
     assert "actions/setup-node" in uses[:deploying]
 

@@ -42,7 +42,9 @@ MARKER = "not run by the tests:"
 README_CHECKED = "<!-- tests/test_docs.py checks this file -->"
 PATH_SUFFIXES = (".py", ".md", ".json", ".toml", ".sh", ".yml", ".yaml", ".txt", ".lock")
 SUFFIXES_ALONE = {".py", ".pyc", ".json", ".md", ".rej", ".toml", ".sh", ".yml", ".jinja", ".zip"}
-SKIPPED_DIRS = {".venv", ".git", "__pycache__", ".ruff_cache", ".pytest_cache", "node_modules"}
+SKIPPED_DIRS = {
+    ".venv", ".git", "__pycache__", ".ruff_cache", ".pytest_cache", "node_modules", "cdk.out",
+}  # fmt: skip
 
 # Commands this test runs, exactly as the docs write them (without their comment), each
 # with its timeout in seconds. Keep it to cheap ones: the whole suite runs in ~30 s.
