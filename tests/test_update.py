@@ -1,6 +1,6 @@
 """`copier update` keeps users' work: temporary git copies of the template, with tags.
 
-0.1.0, 0.2.0, 0.3.0 and 0.4.0 are earlier releases, read from this repository's
+0.1.0, 0.2.0, 0.3.0, 0.4.0 and 0.5.1 are earlier releases, read from this repository's
 own git history; 0.6.0 is the template as it is now. A project copied from an
 earlier release and edited by its user is updated to 0.6.0 the way `make
 update` does it, following the CHANGELOG's steps, and must end green, with
@@ -33,6 +33,8 @@ RELEASES = {
     "0.2.0": "15d005b668d34233018e1c72fa65a3741d63c02c",
     "0.3.0": "c98cfe3ef8625d3db6e249c4cac93cab9a91d245",
     "0.4.0": "7ea269b3e417cfb29023b3d2f86b1ee5087e32c7",
+    # (deployed with the AgentCore CLI; V2 by scripts/platform.py)
+    "0.5.1": "11b59264f97049374c80a51817b00b3b2375d647",
 }
 CURRENT = "0.6.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
@@ -420,3 +422,50 @@ def test_an_update_across_a_migration_asks_for_trust(renamed_module, tmp_path):
 
     with pytest.raises(UnsafeTemplateError, match="migrations"):
         update(project, "0.2.0")
+
+
+def test_an_update_from_051_moves_the_deploy_onto_the_stack_and_keeps_yours(releases, tmp_path):
+    project = copy_project(
+        releases, tmp_path / "project", "0.5.1", run_store="s3", state_bucket="acme-runs"
+    )
+    yours = project / "app" / PACKAGE / "yours"
+    (yours / "tools" / "weather.py").write_text(MOVED_WEATHER_TOOL)
+    edit(
+        yours / "tools" / "__init__.py",
+        f"from {PACKAGE}.yours.tools.report import publish_report\n",
+        f"from {PACKAGE}.yours.tools.report import publish_report\n"
+        f"from {PACKAGE}.yours.tools.weather import forecast\n",
+    )
+    edit(
+        yours / "tools" / "__init__.py",
+        "    Row(ask_human, ALLOW),\n",
+        "    Row(ask_human, ALLOW),\n    Row(forecast, ALLOW),\n",
+    )
+    edit(project / "agentcore" / "aws-targets.json", "000000000000", "111122223333")
+    locked = run(["uv", "lock"], project)
+    assert locked.returncode == 0, locked.stderr
+    commit_all(project, "My tool, my account")
+
+    make_update(project)
+    take_the_new_readme(releases, project, tmp_path / "fresh")
+
+    # The deployment arrived, the out-of-band platform switch and the CLI's policy left.
+    settings = (project / "deploy" / "environments.toml").read_text()
+    assert 'state_bucket = "acme-runs"' in settings and 'account = "000000000000"' in settings
+    assert not (project / "scripts" / "platform.py").exists()
+    assert not (project / "app" / "run-store-policy.json").exists()
+    assert "platform-v2" not in (project / "Makefile").read_text()
+    (runtime,) = json.loads((project / "agentcore" / "agentcore.json").read_text())["runtimes"]
+    assert not {"envVars", "additionalPolicies"} & set(runtime)
+    # What is yours stays as you left it.
+    assert "111122223333" in (project / "agentcore" / "aws-targets.json").read_text()
+    assert "Row(forecast, ALLOW)" in (yours / "tools" / "__init__.py").read_text()
+    assert_generated_suite_passes(project)
+
+
+def take_the_new_readme(repo: Path, project: Path, fresh: Path) -> None:
+    """The step docs/updating.md gives for 0.6.0: a fresh copy's README, with the same answers."""
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    data = {key: value for key, value in answers.items() if not key.startswith("_")}
+    run_copy(str(repo), fresh, data=data, defaults=True, vcs_ref=CURRENT, quiet=True)
+    shutil.copy(fresh / "README.md", project / "README.md")

@@ -160,7 +160,7 @@ def run_storage(env: dict[str, str] | None = None) -> RunStorage:
         if not bucket:
             raise StoreSettingsError(
                 "RUN_STORE=s3 needs STATE_BUCKET, the S3 bucket that keeps runs waiting for "
-                "an answer (agentcore/agentcore.json sets it; see .env.example)"
+                "an answer (the deployment sets it, deploy/runtime.py; see .env.example)"
             )
         # One store per place: the endpoint is part of it (an S3-compatible server).
         return _bucket(bucket, env.get("STATE_PREFIX", ""), env.get("AWS_ENDPOINT_URL_S3", ""))

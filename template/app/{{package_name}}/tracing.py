@@ -18,8 +18,8 @@ in every new session, so it is chosen outside this module:
   from the request headers, so the agent's spans join the runtime's trace
   and session), logging (the distro imports it) and threading (Strands
   depends on it).
-- OTEL_PYTHON_DISABLED_INSTRUMENTATIONS, in agentcore.json and the
-  Dockerfile, turns off three of what is left: the distro's own MCP
+- OTEL_PYTHON_DISABLED_INSTRUMENTATIONS, in the deployment's variables
+  (deploy/runtime.py) and the Dockerfile, turns off three of what is left: the distro's own MCP
   instrumentation (aws_mcp), which imports the whole mcp package even when
   no MCP server is used (Strands' execute_tool spans cover MCP tools);
   threading, which Strands instruments itself when it builds its tracer (a
