@@ -594,16 +594,21 @@ def sts_server(aws_server):
     return aws_server
 
 
-def test_credentials_for_another_account_are_refused_in_one_line(real_account, sts_server):
-    refused = deploy_command(
-        real_account,
+def check_with_sts(root: Path, sts: str, environment: str) -> subprocess.CompletedProcess:
+    """`python -m deploy check ENV` with credentials that the STS on this machine accepts."""
+    return deploy_command(
+        root,
         "check",
-        "prod",
+        environment,
         AWS_ACCESS_KEY_ID="offline-test",
         AWS_SECRET_ACCESS_KEY="offline-test",
-        AWS_ENDPOINT_URL_STS=sts_server,
+        AWS_ENDPOINT_URL_STS=sts,
         NO_PROXY="127.0.0.1",
     )
+
+
+def test_credentials_for_another_account_are_refused_in_one_line(real_account, sts_server):
+    refused = check_with_sts(real_account, sts_server, "prod")
 
     assert refused.returncode == 2, refused.stderr
     (line,) = refused.stderr.strip().splitlines()
@@ -617,15 +622,7 @@ def test_credentials_for_the_right_account_pass_the_check(real_account, sts_serv
     settings = real_account / "deploy" / "environments.toml"
     settings.write_text(settings.read_text().replace("111122223333", "123456789012"))
 
-    checked = deploy_command(
-        real_account,
-        "check",
-        "prod",
-        AWS_ACCESS_KEY_ID="offline-test",
-        AWS_SECRET_ACCESS_KEY="offline-test",
-        AWS_ENDPOINT_URL_STS=sts_server,
-        NO_PROXY="127.0.0.1",
-    )
+    checked = check_with_sts(real_account, sts_server, "prod")
 
     assert checked.returncode == 0, checked.stderr
     assert "prod: deploying as arn:aws:sts::123456789012:" in checked.stdout

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import UV, render, run
+from conftest import render, run
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
