@@ -551,8 +551,9 @@ def test_make_deploy_runs_the_checked_deploy_command(fresh):
     assert dry_run.stdout.strip() == "uv run --group deploy python -m deploy deploy prod"
 
 
-def test_a_deploy_to_the_placeholder_account_is_refused_in_one_line(fresh):
-    refused = deploy_command(fresh, "deploy", "prod")
+@pytest.mark.parametrize("command", ["deploy", "ci-role", "bootstrap", "outputs", "logs"])
+def test_a_command_on_the_placeholder_account_is_refused_in_one_line(fresh, command):
+    refused = deploy_command(fresh, command, "prod")
 
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [

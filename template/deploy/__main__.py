@@ -80,9 +80,11 @@ def main(argv: list[str] | None = None) -> int:
             check_credentials(environment)
             cdk("bootstrap", f"aws://{environment.account}/{environment.region}")
         elif options.command == "outputs":
+            require_real_account(environment)
             for key, value in stack_outputs(environment).items():
                 print(f"{key}={value}")
         elif options.command == "logs":
+            require_real_account(environment)
             print_logs(environment, timedelta(minutes=options.minutes))
     except (SettingError, BundleError, AwsError, ToolMissing) as failed:
         print(f"deploy: {failed}", file=sys.stderr)
