@@ -30,6 +30,9 @@ RENDERINGS = {
     "container": {"deploy_build": "Container"},
     "anthropic": {"model_provider": "anthropic", "include_image_generation": False},
     "lean": {"include_sample_tools": False, "include_image_generation": False, "include_mcp": True},
+    "openai-history-312": {
+        "model_provider": "openai", "python_version": "3.12", "agent_manages_history": True,
+    },  # fmt: skip
 }
 
 # What cfn-lint 1.58.0 reports on the templates that is not a fault of theirs.
@@ -636,3 +639,21 @@ def test_the_template_offers_the_deploy_tasks_and_no_platform_patch():
         assert re.search(rf"^{task}:  ## ", makefile, re.M), task
     assert not re.search(r"^platform", makefile, re.M)
     assert not (TEMPLATE / "template" / "scripts" / "platform.py").exists()
+
+
+def test_the_runtime_runs_on_the_python_the_project_answered(synthesized):
+    _, templates = synthesized("openai-history-312")
+    code = the_runtime(runtime_stack(templates["prod"], "prod"))["AgentRuntimeArtifact"]
+
+    assert code["CodeConfiguration"]["Runtime"] == "PYTHON_3_12"
+
+
+def test_a_deploy_with_a_provider_whose_key_it_cannot_give_the_runtime_is_refused(synthesized):
+    root, _ = synthesized("anthropic")
+
+    with edited(root / "deploy" / "environments.toml", "000000000000", "111122223333"):
+        refused = deploy_command(root, "deploy", "staging")
+
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith("deploy: model_provider anthropic needs ANTHROPIC_API_KEY on the runtime")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .aws import AwsError, check_credentials, print_logs, require_real_account, stack_outputs
 from .code_bundle import BundleError, require_pins
+from .runtime import require_a_deployable_provider
 from .settings import ENVIRONMENTS, Environment, SettingError, load_environment
 
 # The CDK CLI that deploys the synthesized templates, pinned: the templates
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{environment.name}: deploying as {check_credentials(environment)}")
         elif options.command in ("deploy", "ci-role"):
             require_real_account(environment)
+            if options.command == "deploy":
+                require_a_deployable_provider()
             require_pins()
             check_credentials(environment)
             assembly = synth(environment, options.outdir)

@@ -5,7 +5,7 @@ the AgentCore CLI's `agentcore dev`, and a test fails when the two differ.
 """
 
 from . import project
-from .settings import Environment
+from .settings import Environment, SettingError
 
 PORT = 8080
 # The path the app serves for V2's build hook (app/<package>/warmup.py); a
@@ -34,6 +34,19 @@ TELEMETRY = {
     # AgentCore polls /ping all session long; each poll would be a trace.
     "OTEL_PYTHON_EXCLUDED_URLS": "/ping",
 }
+
+
+def require_a_deployable_provider() -> None:
+    """Anthropic's and OpenAI's keys would reach the runtime only as secrets, which this
+    deployment cannot give it yet; a runtime without its key fails its start-up."""
+    if project.MODEL_PROVIDER != "bedrock":
+        key = f"{project.MODEL_PROVIDER.upper()}_API_KEY"
+        raise SettingError(
+            f"model_provider {project.MODEL_PROVIDER} needs {key} on the runtime, and this "
+            "deployment has no way to give it a secret yet: deploy with Bedrock "
+            "(copier update --data model_provider=bedrock), or add the key to "
+            "deploy/runtime_stack.py from AWS Secrets Manager"
+        )
 
 
 def platform_version() -> str:
