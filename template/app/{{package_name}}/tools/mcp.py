@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .registry import ASK, Row
+from .registry import ALLOW, ASK, Row
 
 if TYPE_CHECKING:  # imported when a server starts: with none listed, start-up stays light
     from strands.tools.mcp import MCPClient
@@ -83,6 +83,16 @@ class McpServers:
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
             raise SystemExit(f"MCP server names must be unique: {', '.join(duplicated)}")
+        # Checked before any server starts: a bad value found while listing
+        # tools would leave started servers behind, and each later request
+        # would start another set.
+        wrong = {tool: gate for tool, gate in decisions.items() if gate not in (ASK, ALLOW)}
+        if wrong:
+            listed = ", ".join(f"{tool!r}: {gate!r}" for tool, gate in wrong.items())
+            raise SystemExit(
+                "MCP_DECISIONS in yours/mcp_servers.py must map tool names to ASK or ALLOW: "
+                + listed
+            )
         self.servers = servers
         self.decisions = decisions
         self._clients: list[MCPClient] = []
@@ -96,13 +106,13 @@ class McpServers:
                 client.start()
                 self._clients.append(client)  # stopped with the others if listing fails
                 tools = client.list_tools_sync()
+                rows += [Row(tool, self.decisions.get(tool.tool_name, ASK)) for tool in tools]
             except Exception as error:
                 self.stop()
                 raise McpServerError(
                     f"MCP server {server.name!r} ({server.describe()}) did not start: "
                     f"{error}. Fix or remove it in yours/mcp_servers.py."
                 ) from None
-            rows += [Row(tool, self.decisions.get(tool.tool_name, ASK)) for tool in tools]
         return rows
 
     def stop(self) -> None:
