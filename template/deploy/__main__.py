@@ -17,8 +17,9 @@ from .code_bundle import BundleError, require_pins
 from .runtime import require_a_deployable_provider
 from .settings import ENVIRONMENTS, Environment, SettingError, load_environment
 
-# The CDK CLI that deploys the synthesized templates, pinned: the templates
-# are written by aws-cdk-lib, and the CLI reads any assembly it wrote.
+# The CDK CLI that deploys the synthesized templates, pinned like the library:
+# a CLI older than the aws-cdk-lib that wrote the assembly may refuse its
+# schema, so raise this when uv.lock raises aws-cdk-lib.
 CDK_CLI = "aws-cdk@2.1148.1"
 
 
