@@ -250,6 +250,7 @@ LOCAL_LEFTOVERS = {
 def code_zip(installed_project) -> Path:
     """The folder `make synth ENV=staging` zips for the runtime, after local runs left files in app/."""
     app = installed_project / "app"
+    (installed_project / "cdk.out" / ".code-zips" / "an-older-app").mkdir(parents=True)
     for path, text in LOCAL_LEFTOVERS.items():
         (app / path).parent.mkdir(parents=True, exist_ok=True)
         (app / path).write_text(text)
@@ -302,3 +303,9 @@ def test_the_code_zip_leaves_out_tests_local_state_and_secrets(code_zip):
     assert not {"tests", ".env", ".venv", "uv.lock", ".pytest_cache", "deploy", "cdk.out"} & names
     assert not list(code_zip.rglob("__pycache__"))
     assert not list(code_zip.rglob("*.pyc"))
+
+
+def test_only_the_code_zip_in_use_is_kept(installed_project, code_zip):
+    kept = [path.name for path in (installed_project / "cdk.out" / ".code-zips").iterdir()]
+
+    assert len(kept) == 1 and kept[0] != "an-older-app"

@@ -74,15 +74,16 @@ def test_workflow_matches_the_github_workflow_schema(workflow):
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def linted(tool: str, *arguments: str) -> subprocess.CompletedProcess:
+    """A linter installed with the suite, run on its arguments."""
+    return subprocess.run([TOOLS / tool, *arguments], capture_output=True, text=True)
+
+
 def test_actionlint_finds_nothing(workflow):
     # No shellcheck or pyflakes: whether they are installed must not matter.
-    linted = subprocess.run(
-        [TOOLS / "actionlint", "-shellcheck=", "-pyflakes=", str(workflow)],
-        capture_output=True,
-        text=True,
-    )
+    checked = linted("actionlint", "-shellcheck=", "-pyflakes=", str(workflow))
 
-    assert linted.returncode == 0, linted.stdout + linted.stderr
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_ci_grants_nothing_by_default_and_only_reads_per_job(ci_workflow):
@@ -136,11 +137,7 @@ def test_generated_ci_synthesizes_both_environments_offline(project):
 
 
 def test_zizmor_finds_nothing_offline(workflow):
-    audited = subprocess.run(
-        [TOOLS / "zizmor", "--offline", "--no-progress", str(workflow)],
-        capture_output=True,
-        text=True,
-    )
+    audited = linted("zizmor", "--offline", "--no-progress", str(workflow))
 
     assert audited.returncode == 0, audited.stdout + audited.stderr
 

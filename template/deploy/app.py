@@ -5,11 +5,11 @@ from pathlib import Path
 
 from aws_cdk import App
 
+from .code_bundle import ROOT
 from .github_role import GitHubDeployRoleStack
 from .runtime_stack import AgentRuntimeStack
 from .settings import Environment
 
-ROOT = Path(__file__).resolve().parent.parent
 CLOUD_ASSEMBLIES = ROOT / "cdk.out"
 
 

@@ -72,9 +72,16 @@ def fingerprint(code: Path = APP) -> str:
 
 
 def built_code_zip(code: Path = APP, built: Path = BUILT) -> tuple[Path, str]:
-    """The folder the zip is made of, built once per fingerprint, and that fingerprint."""
+    """The folder the zip is made of, built once per fingerprint, and that fingerprint.
+
+    Only the latest is kept: each is the size of the deploy, and every edit
+    of app/ makes a new one.
+    """
     key = fingerprint(code)
     folder = built / key
+    for stale in built.iterdir() if built.is_dir() else ():
+        if stale.name != key:
+            shutil.rmtree(stale)
     if not folder.is_dir():
         partial = built / f".{key}.partial"
         shutil.rmtree(partial, ignore_errors=True)

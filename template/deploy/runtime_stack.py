@@ -43,7 +43,6 @@ class AgentRuntimeStack(Stack):
         )
         Tags.of(self).add("project", project.PROJECT_NAME)
         Tags.of(self).add("environment", environment.name)
-        self.environment_settings = environment
 
         variables = runtime.environment_variables(environment)
         platform = runtime.platform_version()
