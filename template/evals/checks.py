@@ -76,16 +76,23 @@ class PublishedTheApprovedDraft(Evaluator):
 
 
 class WithinRunLimits(Evaluator):
-    """The turn took no more model calls and tool calls than its caps allow."""
+    """The turn took no more model calls and tool calls than its caps allow.
 
-    def __init__(self, max_model_calls: int, max_tool_calls: int) -> None:
+    The caps are the settings' (the runner puts them in the case's metadata)
+    unless the case names its own.
+    """
+
+    def __init__(self, max_model_calls: int | None = None, max_tool_calls: int | None = None):
         super().__init__()
         self.max_model_calls = max_model_calls
         self.max_tool_calls = max_tool_calls
 
     def evaluate(self, evaluation_case: EvaluationData) -> list[EvaluationOutput]:
         events = _events(evaluation_case)
-        model_calls = (evaluation_case.metadata or {}).get("model_calls", 0)
+        metadata = evaluation_case.metadata or {}
+        model_calls = metadata.get("model_calls", 0)
         tool_calls = sum(1 for event in events if "tool_result" in event and event.get("ran"))
-        within = model_calls <= self.max_model_calls and tool_calls <= self.max_tool_calls
+        max_model_calls = self.max_model_calls or metadata["max_model_calls"]
+        max_tool_calls = self.max_tool_calls or metadata["max_tool_calls"]
+        within = model_calls <= max_model_calls and tool_calls <= max_tool_calls
         return _verdict(within, f"{model_calls} model calls, {tool_calls} tool calls run")

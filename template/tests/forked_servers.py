@@ -13,7 +13,7 @@ from forking import serve_forks
 
 import main
 
-for tool in main.registry.tools:
+for tool in main.app.state.registry.tools:
     getattr(tool, "tool_spec", None)  # imports a LazyTool's module once, before the forks
 
 serve_forks(main.app)

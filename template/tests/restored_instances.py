@@ -51,7 +51,7 @@ async def finished_spans(request):
 
 
 main.app.add_route("/spans", finished_spans)
-warm = TestClient(main.app).post(main.WARMUP_PATH)
+warm = TestClient(main.app).post("/warmup")  # deploy/runtime.py's WARMUP_PATH
 if warm.status_code != 200:
     sys.exit(f"the warm-up failed: {warm.text}")
 spans.clear()  # the warm-up's spans are the snapshot's, in every instance alike

@@ -1,33 +1,30 @@
 """Builds the Strands agent: model, tools, gate and prompt in one call."""
 
-from typing import Any
-
 from strands import Agent
 from strands.models import Model
-from strands.tools.executors import ConcurrentToolExecutor
+from strands.tools.executors import ConcurrentToolExecutor, SequentialToolExecutor
 
-from .gate import ApprovalGate, hand_consent_to_gate
-from .model import check_model_settings
-from .run_limits import RunLimits
-from .run_storage import run_storage
+from .gate.approval_gate import ApprovalGate
+from .gate.consent import hand_consent_to_gate
+from .gate.registry import Registry
+from .gate.run_limits import RunLimits, TurnCaps
+from .gate.tool_results import ToolResults
 from .settings import AGENT_NAME
-from .tool_results import ToolResults
-from .tools.registry import Registry
-from .yours.prompt import SYSTEM_PROMPT
 
 
 def build_agent(
     model: Model,
     registry: Registry,
     *,
+    system_prompt: str,
+    caps: TurnCaps,
     gate: ApprovalGate | None = None,
-    run_limits: RunLimits | None = None,
-    tool_executor: Any = None,
+    tool_executor: ConcurrentToolExecutor | SequentialToolExecutor | None = None,
 ) -> Agent:
     """An agent for turns of Slack threads; the turn's messages are its prompt.
 
-    It serves one turn at a time; between turns idle_agents.py resets it to
-    what it was when built, so build it the same way every time.
+    It serves one turn at a time; between turns runs/idle_agents.py resets it
+    to what it was when built, so build it the same way every time.
 
     Tools run concurrently (Strands' default), so every gated call of one
     model turn asks in the same stop and Welt shows the questions together;
@@ -41,24 +38,8 @@ def build_agent(
         name=AGENT_NAME,
         model=model,
         tools=registry.tools,
-        system_prompt=SYSTEM_PROMPT,
-        plugins=[ToolResults(), run_limits or RunLimits(), gate or ApprovalGate(registry)],
+        system_prompt=system_prompt,
+        plugins=[ToolResults(), RunLimits(caps), gate or ApprovalGate(registry)],
         tool_executor=tool_executor or ConcurrentToolExecutor(),
         callback_handler=None,
     )
-
-
-def check_at_startup(registry: Registry) -> None:
-    """Fail when the server starts, not on the first Slack message, in one line that says why.
-
-    An unknown model provider, a missing key, a run store without its bucket,
-    or a tool that would prompt on standard input without the gate asking for
-    it, is a configuration error: the process refuses to serve rather than
-    fail in every thread, and a traceback would only bury the reason.
-    """
-    try:
-        check_model_settings()
-        run_storage()
-        hand_consent_to_gate(registry)
-    except ValueError as wrong:
-        raise SystemExit(f"{AGENT_NAME} cannot start: {wrong}") from None

@@ -10,8 +10,8 @@ resumed after a restart gets the new process's client, whose tools have
 the same names. Every tool a server offers becomes a registry row: ALLOW
 only where yours/mcp_servers.py says so, ASK for every other, whatever
 GATE_UNLISTED_TOOLS says, because a server can add tools without this
-project changing. registry.ServingRegistry starts the servers when
-settings.USE_MCP is on.
+project changing. gate/registry.py's ServingRegistry starts the servers
+when settings.USE_MCP is on.
 """
 
 import inspect
@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .registry import ALLOW, ASK, Row
+from ..gate.registry import ALLOW, ASK, Row
+from ..settings import ConfigurationError
 
 if TYPE_CHECKING:  # imported when a server starts: with none listed, start-up stays light
     from strands.tools.mcp import MCPClient
@@ -75,6 +76,10 @@ class McpServerError(RuntimeError):
     """A server that did not start; the message names it and says where it is listed."""
 
 
+class McpListError(ConfigurationError):
+    """yours/mcp_servers.py lists what cannot be served: two servers of one name, a bad decision."""
+
+
 class McpServers:
     """The MCP servers of one process: started once, their tools as registry rows."""
 
@@ -82,14 +87,14 @@ class McpServers:
         names = [server.name for server in servers]
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
-            raise SystemExit(f"MCP server names must be unique: {', '.join(duplicated)}")
+            raise McpListError(f"MCP server names must be unique: {', '.join(duplicated)}")
         # Checked before any server starts: a bad value found while listing
         # tools would leave started servers behind, and each later request
         # would start another set.
         wrong = {tool: gate for tool, gate in decisions.items() if gate not in (ASK, ALLOW)}
         if wrong:
             listed = ", ".join(f"{tool!r}: {gate!r}" for tool, gate in wrong.items())
-            raise SystemExit(
+            raise McpListError(
                 "MCP_DECISIONS in yours/mcp_servers.py must map tool names to ASK or ALLOW: "
                 + listed
             )

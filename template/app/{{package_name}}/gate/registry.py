@@ -3,24 +3,22 @@
 The tool list, the files that go to Slack and the gate's policy are three
 views of one table, so they cannot disagree: a tool added without a row
 does not exist, and a row cannot forget to say whether a human approves.
-The table is TOOLS, in yours/tools/__init__.py. An MCP server's tools get
-rows when the server starts (ASK unless yours/mcp_servers.py allows them);
-a tool that still has no row gets the project's answer for unlisted tools.
+The table is TOOLS, in yours/tools/__init__.py, which factory.py reads. An
+MCP server's tools get rows when the server starts (ASK unless
+yours/mcp_servers.py allows them); a tool that still has no row gets the
+project's answer for unlisted tools.
 """
 
 import asyncio
-import atexit
-import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..settings import GATE_UNLISTED_TOOLS, USE_MCP
-from .left_out import explained
+from ..settings import GATE_UNLISTED_TOOLS, ConfigurationError
 
 if TYPE_CHECKING:
-    from .mcp import McpServers
+    from ..tools.mcp import McpServers
 
 Decision = Literal["ask", "allow"]
 ASK: Decision = "ask"  # a human approves each call in the thread before it runs
@@ -28,6 +26,10 @@ ALLOW: Decision = "allow"  # runs at once: harmless, or it asks the human itself
 
 # What the gate does with a tool that has no row (a copier answer).
 UNLISTED: Decision = ASK if GATE_UNLISTED_TOOLS else ALLOW
+
+
+class BareTools(ConfigurationError):
+    """TOOLS lists a tool without its row, so nothing says whether a human approves it."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class Row:
 
     def __post_init__(self) -> None:
         if self.gate not in (ASK, ALLOW):
-            raise ValueError(f"{self.name}: gate must be ASK or ALLOW, not {self.gate!r}")
+            raise ConfigurationError(f"{self.name}: gate must be ASK or ALLOW, not {self.gate!r}")
 
     @property
     def name(self) -> str:
@@ -56,7 +58,7 @@ class Registry:
         names = [row.name for row in self.rows]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
-            raise ValueError(f"tools with more than one row: {', '.join(repeated)}")
+            raise ConfigurationError(f"tools with more than one row: {', '.join(repeated)}")
         self._by_name = dict(zip(names, self.rows, strict=True))
 
     @property
@@ -71,6 +73,17 @@ class Registry:
         row = self._by_name.get(name)
         return row.gate if row else self.unlisted
 
+    @classmethod
+    def of(cls, tools: Sequence[object]) -> "Registry":
+        """The registry a TOOLS list declares; a tool listed without its row is refused."""
+        bare = [tool_name(entry) for entry in tools if not isinstance(entry, Row)]
+        if bare:
+            raise BareTools(
+                f"TOOLS lists tools without a row: {', '.join(bare)}. Give each one "
+                "Row(tool, ASK) or Row(tool, ALLOW) in yours/tools/__init__.py."
+            )
+        return cls([entry for entry in tools if isinstance(entry, Row)])
+
     def with_rows(self, *rows: Row) -> "Registry":
         """This registry with more rows; a row replaces the one of the same name.
 
@@ -81,31 +94,15 @@ class Registry:
         return Registry([*kept, *rows], self.unlisted)
 
 
-def project_registry() -> Registry:
-    """The registry that yours/tools/__init__.py declares in TOOLS."""
-    try:  # imported when asked: your tools import Row from here
-        from ..yours.tools import TOOLS
-    except ModuleNotFoundError as missing:
-        raise explained(missing, "yours/tools (or a module it imports)") from missing
-
-    bare = [tool_name(entry) for entry in TOOLS if not isinstance(entry, Row)]
-    if bare:
-        raise TypeError(
-            f"TOOLS lists tools without a row: {', '.join(bare)}. Give each one "
-            "Row(tool, ASK) or Row(tool, ALLOW) in yours/tools/__init__.py."
-        )
-    return Registry(TOOLS)
-
-
 class ServingRegistry(Registry):
     """The server's registry: TOOLS at once, your MCP servers' tools from the first request on.
 
-    The servers are not started at import: on AgentCore V2 the process is
-    snapshotted after its start-up and restored for every session, and a
-    client started before the snapshot would be one MCP session (one
-    `mcp-session-id`, one subprocess's pipes) shared by every instance. So
-    main.py calls start_servers() at the top of each request; the first
-    starts the servers and adds their rows, the others return at once.
+    The servers are not started when the app is built: on AgentCore V2 the
+    process is snapshotted after its start-up and restored for every
+    session, and a client started before the snapshot would be one MCP
+    session (one `mcp-session-id`, one subprocess's pipes) shared by every
+    instance. So the app calls start_servers() at the top of each request;
+    the first starts the servers and adds their rows, the others return at once.
     """
 
     def __init__(self, registry: Registry, servers: "McpServers | None" = None) -> None:
@@ -127,27 +124,6 @@ class ServingRegistry(Registry):
                 return
             served = self.with_rows(*self._servers.start())
             self.rows, self._by_name, self._servers = served.rows, served._by_name, None
-
-
-def serving_registry(env: Mapping[str, str] = os.environ) -> ServingRegistry:
-    """The registry the server uses: TOOLS and, with USE_MCP, the MCP servers' tools.
-
-    The servers listed in yours/mcp_servers.py start on the first request
-    (ServingRegistry.start_servers), once per process, and stop when it exits
-    (tools/mcp.py). MCP_SERVERS=off starts none: the tests set it, so that
-    they never reach your servers.
-    """
-    registry = project_registry()
-    if not USE_MCP:
-        return ServingRegistry(registry)
-    from ..yours.mcp_servers import MCP_DECISIONS, MCP_SERVERS
-    from .mcp import McpServers
-
-    servers = McpServers(MCP_SERVERS, MCP_DECISIONS)  # refuses two servers of one name
-    if env.get("MCP_SERVERS") == "off" or not MCP_SERVERS:
-        return ServingRegistry(registry)
-    atexit.register(servers.stop)
-    return ServingRegistry(registry, servers)
 
 
 def tool_name(tool: Any) -> str:

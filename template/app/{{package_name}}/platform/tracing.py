@@ -34,15 +34,13 @@ in every new session, so it is chosen outside this module:
 
 import sys
 
-from .settings import TRACES
+from ..settings import Settings
 
 
-def start_tracing() -> None:
+def start_tracing(settings: Settings) -> None:
     """Print spans to stderr when TRACES=console; otherwise leave tracing to the host."""
-    if not TRACES:
+    if settings.traces != "console":
         return
-    if TRACES != "console":
-        raise SystemExit(f"TRACES={TRACES!r} is not known: set TRACES=console, or leave it unset")
     from strands.telemetry import StrandsTelemetry
 
     StrandsTelemetry().setup_console_exporter(out=sys.stderr)  # stdout may be piped elsewhere

@@ -8,27 +8,28 @@ create (O_EXCL) in the folder, a conditional PUT (If-None-Match: *) in the
 bucket. No process-local lock is involved, so two processes, or two
 microVMs, can race for a run and exactly one of them wins.
 
-AgentCore resets session storage at every deploy, which forgets every
-question still waiting; RUN_STORE=s3 keeps them in a bucket instead (see
-docs/deploying.md in the template for which store survives what).
+Every operation turns a failure to reach the store into StoreUnavailable,
+which names the store and the cause, so no caller handles boto3's or the
+OS's errors itself. AgentCore resets session storage at every deploy, which
+forgets every question still waiting; RUN_STORE=s3 keeps them in a bucket
+instead (docs/deploying.md says which store survives what).
 """
 
 import asyncio
 import os
-from contextlib import contextmanager
-from functools import cache
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from strands.storage import InMemoryStorage, LocalFileStorage, S3Storage
+from strands.types.exceptions import StorageError
 
-from .settings import DEFAULT_RUN_STORE, LOCAL_SESSION_STORAGE
+from ..settings import Settings
 
-RUN_STORES = ("session-storage", "s3")
-
-
-class StoreSettingsError(ValueError):
-    """The run store's settings cannot work; the message names the variable."""
+if TYPE_CHECKING:
+    from boto3 import Session
+    from botocore.client import BaseClient
+    from botocore.config import Config
 
 
 class StoreUnavailable(Exception):
@@ -38,25 +39,39 @@ class StoreUnavailable(Exception):
 class RunStorage:
     """Strands' storage for snapshots, plus the one conditional write a claim needs."""
 
-    storage: LocalFileStorage | S3Storage | InMemoryStorage  # Strands' own
-    # Whether every waiting run can be listed cheaply at first use (a folder
-    # can; a bucket shared by many microVMs relies on its expiry rule).
+    # Whether every waiting run can be listed cheaply (a folder can; a bucket
+    # shared by many microVMs relies on its expiry rule instead).
     lists_everything = False
+
+    def __init__(self, storage: LocalFileStorage | S3Storage | InMemoryStorage) -> None:
+        self._storage = storage  # Strands' own
 
     def describe(self) -> str:
         raise NotImplementedError
 
+    async def read(self, key: str) -> bytes | None:
+        return await self._reaching(self._storage.read(key))
+
+    async def write(self, key: str, data: bytes) -> None:
+        await self._reaching(self._storage.write(key, data))
+
+    async def delete(self, key: str) -> None:
+        await self._reaching(self._storage.delete(key))
+
+    async def list(self, prefix: str) -> list[str]:
+        return await self._reaching(self._storage.list(prefix))
+
     async def create(self, key: str, data: bytes) -> bool:
         """Write data under key only if the key is free; False when someone was first."""
+        return await self._reaching(self._create(key, data))
+
+    async def _create(self, key: str, data: bytes) -> bool:
         raise NotImplementedError
 
-    @contextmanager
-    def reachable(self):
-        """Turn any failure to read or write into StoreUnavailable, naming the store."""
+    async def _reaching[T](self, operation: Awaitable[T]) -> T:
+        """The operation's result; a failure to reach the store becomes StoreUnavailable."""
         try:
-            yield
-        except StoreUnavailable:
-            raise
+            return await operation
         except Exception as failure:
             if not _is_storage_failure(failure):
                 raise
@@ -72,13 +87,13 @@ class FolderStorage(RunStorage):
     lists_everything = True
 
     def __init__(self, folder: Path) -> None:
+        super().__init__(LocalFileStorage(str(folder)))
         self.folder = folder
-        self.storage = LocalFileStorage(str(folder))
 
     def describe(self) -> str:
         return f"folder {self.folder}"
 
-    async def create(self, key: str, data: bytes) -> bool:
+    async def _create(self, key: str, data: bytes) -> bool:
         path = self.folder / key
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -94,31 +109,37 @@ class BucketStorage(RunStorage):
     """An S3 bucket: outlives deploys and microVMs; boto3 finds the endpoint and credentials.
 
     boto3's own settings apply, AWS_ENDPOINT_URL_S3 included (the tests point
-    it at an S3 server on this machine). The client is built on first use,
-    never at import.
+    it at an S3 server on this machine). The clients are built when the app
+    is built, and connect on first use.
     """
 
     def __init__(self, bucket: str, prefix: str = "") -> None:
+        import boto3
+
         self.bucket = bucket
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        # One session for the snapshots and the claims: credentials are resolved once.
+        self.session: Session = boto3.Session()
         # S3Storage adds the "/" itself: given "agent/" it would write under "agent//".
-        self.storage = S3Storage(
-            bucket,
-            prefix=self.prefix.rstrip("/"),
-            boto_session=_boto_session(),
-            boto_client_config=_config(),
+        super().__init__(
+            S3Storage(
+                bucket,
+                prefix=self.prefix.rstrip("/"),
+                boto_session=self.session,
+                boto_client_config=_config(),
+            )
         )
-        self._client: Any = None
+        self._client: BaseClient | None = None
 
     def describe(self) -> str:
         where = f"S3 bucket '{self.bucket}'"
         return f"{where}, prefix '{self.prefix}'" if self.prefix else where
 
-    async def create(self, key: str, data: bytes) -> bool:
+    async def _create(self, key: str, data: bytes) -> bool:
         from botocore.exceptions import ClientError
 
         if self._client is None:
-            self._client = _boto_session().client("s3", config=_config())
+            self._client = self.session.client("s3", config=_config())
         try:
             await asyncio.to_thread(
                 self._client.put_object,
@@ -139,61 +160,26 @@ class MemoryStorage(RunStorage):
     """Runs held in this process only: for the warm-up turn, which must leave nothing behind."""
 
     def __init__(self) -> None:
-        self.storage = InMemoryStorage()
+        super().__init__(InMemoryStorage())
 
     def describe(self) -> str:
         return "memory of this process"
 
-    async def create(self, key: str, data: bytes) -> bool:
-        if await self.storage.read(key) is not None:
+    async def _create(self, key: str, data: bytes) -> bool:
+        if await self._storage.read(key) is not None:
             return False
-        await self.storage.write(key, data)
+        await self._storage.write(key, data)
         return True
 
 
-def run_storage(env: dict[str, str] | None = None) -> RunStorage:
-    """The store RUN_STORE names, where STATE_BUCKET or SESSION_STORAGE_DIR say."""
-    env = os.environ if env is None else env
-    store = env.get("RUN_STORE") or DEFAULT_RUN_STORE
-    if store == "s3":
-        bucket = env.get("STATE_BUCKET", "")
-        if not bucket:
-            raise StoreSettingsError(
-                "RUN_STORE=s3 needs STATE_BUCKET, the S3 bucket that keeps runs waiting for "
-                "an answer (the deployment sets it, deploy/runtime.py; see .env.example)"
-            )
-        # One store per place: the endpoint is part of it (an S3-compatible server).
-        return _bucket(bucket, env.get("STATE_PREFIX", ""), env.get("AWS_ENDPOINT_URL_S3", ""))
-    if store == "session-storage":
-        return _folder(storage_dir(env))
-    raise StoreSettingsError(f"RUN_STORE must be one of {', '.join(RUN_STORES)}, not {store!r}")
+def open_run_storage(settings: Settings) -> RunStorage:
+    """The store the settings name: a bucket for RUN_STORE=s3, else the session-storage folder."""
+    if settings.run_store == "s3":
+        return BucketStorage(settings.state_bucket, settings.state_prefix)
+    return FolderStorage(settings.session_storage_dir)
 
 
-def storage_dir(env: dict[str, str] | None = None) -> Path:
-    """SESSION_STORAGE_DIR (on AgentCore, its session storage), else the local folder."""
-    env = os.environ if env is None else env
-    return Path(env.get("SESSION_STORAGE_DIR") or LOCAL_SESSION_STORAGE).expanduser()
-
-
-@cache
-def _folder(folder: Path) -> FolderStorage:
-    return FolderStorage(folder)
-
-
-@cache
-def _bucket(bucket: str, prefix: str, endpoint: str) -> BucketStorage:
-    return BucketStorage(bucket, prefix)
-
-
-@cache
-def _boto_session() -> Any:
-    """One boto3 session for the snapshots and the claims: credentials are resolved once."""
-    import boto3
-
-    return boto3.Session()
-
-
-def _config() -> Any:
+def _config() -> "Config":
     from botocore.config import Config
 
     # Connect quickly or say so: a human waits in Slack behind every store call.
@@ -201,8 +187,6 @@ def _config() -> Any:
 
 
 def _is_storage_failure(failure: BaseException) -> bool:
-    from strands.types.exceptions import StorageError
-
     if isinstance(failure, StorageError | OSError):
         return True
     module = type(failure).__module__

@@ -7,7 +7,7 @@ ambiguous. Every name is built here from the project's prefix, and a purpose
 claimed twice fails at import time instead of in a live thread.
 """
 
-from .settings import INTERRUPT_PREFIX
+from ..settings import INTERRUPT_PREFIX
 
 _claimed: set[str] = set()
 

@@ -16,7 +16,6 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .settings import MAX_REQUEST_BYTES
 
 Receive = Callable[[], Awaitable[dict]]
 Send = Callable[[dict], Awaitable[None]]
@@ -25,7 +24,7 @@ Send = Callable[[dict], Awaitable[None]]
 class RequestSizeLimit:
     """ASGI middleware: read the body up to the limit, then hand it to the app."""
 
-    def __init__(self, app: Any, max_bytes: int = MAX_REQUEST_BYTES) -> None:
+    def __init__(self, app: Any, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 

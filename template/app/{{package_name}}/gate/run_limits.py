@@ -5,9 +5,9 @@ is another paid model call, and the Slack thread waits. A turn is one
 message from the thread, with every question asked and answered inside it.
 
 The model-call cap is Strands' own: every request runs with
-`limits={"turns": ...}` (`turn_limits`), and Strands stops the loop at a
+`limits={"turns": ...}` (`TurnCaps.left_for`), and Strands stops the loop at a
 turn boundary, after the tools the last model call asked for have run, with
-the stop reason `limit_turns` (`limit_notice` tells the thread). Strands'
+the stop reason `limit_turns` (`TurnCaps.notice` tells the thread). Strands'
 limits last one invocation, but a turn that stops on a question resumes in a
 later request, maybe in another process; so the turn's model calls are
 counted in agent.state, which is stored with the waiting run, and each
@@ -22,14 +22,17 @@ it resumes.
 """
 
 import inspect
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from strands import Agent
 from strands.hooks import BeforeModelCallEvent, BeforeToolCallEvent
 from strands.plugins import Plugin, hook
 
-from .settings import MAX_MODEL_CALLS_PER_TURN, MAX_TOOL_CALLS_PER_TURN
 from .tool_errors import ErrorKind, refusal
+
+if TYPE_CHECKING:
+    from strands.types.agent import Limits
 
 STATE_KEY = "run_limits"
 
@@ -39,29 +42,36 @@ STATE_KEY = "run_limits"
 _CANCEL_AFTER_TOOLS = "after_current_tools" in inspect.signature(Agent.cancel).parameters
 
 
-def turn_limits(agent: Agent) -> dict:
-    """Strands' limits for this request: what is left of the turn's model-call cap.
+@dataclass(frozen=True)
+class TurnCaps:
+    """The caps of one turn, from the settings: model calls, and tool calls."""
 
-    A count in agent.state means the request resumes a run of this turn
-    that stopped on a question: a new turn starts on a fresh agent or after
-    `new_turn`, with no count. Strands counts the resumed run's first cycle,
-    which re-runs the interrupted tools without calling the model, as a turn
-    of its own, so a resumed run gets one turn more than the model calls left.
-    """
-    counts = agent.state.get(STATE_KEY)
-    if counts is None:
-        return {"turns": max(1, MAX_MODEL_CALLS_PER_TURN)}
-    return {"turns": max(1, MAX_MODEL_CALLS_PER_TURN - counts["model_calls"] + 1)}
+    model_calls: int
+    tool_calls: int
 
+    def left_for(self, agent: Agent) -> "Limits":
+        """Strands' limits for this request: what is left of the turn's model-call cap.
 
-def limit_notice(stop_reason: str | None) -> str | None:
-    """What the thread is told when Strands stopped the turn at its model-call cap."""
-    if stop_reason != "limit_turns":
-        return None
-    return (
-        f"This turn stopped: it reached its limit of {MAX_MODEL_CALLS_PER_TURN} model calls "
-        "(MAX_MODEL_CALLS_PER_TURN). Send a message to go on."
-    )
+        A count in agent.state means the request resumes a run of this turn
+        that stopped on a question: a new turn starts on a fresh agent or
+        after `new_turn`, with no count. Strands counts the resumed run's
+        first cycle, which re-runs the interrupted tools without calling the
+        model, as a turn of its own, so a resumed run gets one turn more
+        than the model calls left.
+        """
+        counts = agent.state.get(STATE_KEY)
+        if counts is None:
+            return {"turns": max(1, self.model_calls)}
+        return {"turns": max(1, self.model_calls - counts["model_calls"] + 1)}
+
+    def notice(self, stop_reason: str | None) -> str | None:
+        """What the thread is told when Strands stopped the turn at its model-call cap."""
+        if stop_reason != "limit_turns":
+            return None
+        return (
+            f"This turn stopped: it reached its limit of {self.model_calls} model calls "
+            "(MAX_MODEL_CALLS_PER_TURN). Send a message to go on."
+        )
 
 
 def new_turn(agent: Agent) -> None:
@@ -73,6 +83,10 @@ class RunLimits(Plugin):
     """Counts the turn's model calls for `turn_limits`; refuses the tool call over the cap."""
 
     name = "run-limits"
+
+    def __init__(self, caps: TurnCaps) -> None:
+        super().__init__()
+        self.caps = caps
 
     @hook
     def count_model_call(self, event: BeforeModelCallEvent) -> None:
@@ -91,13 +105,13 @@ class RunLimits(Plugin):
         call_id = event.tool_use["toolUseId"]
         if call_id in counts["tool_calls"]:
             return  # a resumed call, counted when it first ran
-        if len(counts["tool_calls"]) < MAX_TOOL_CALLS_PER_TURN:
+        if len(counts["tool_calls"]) < self.caps.tool_calls:
             counts["tool_calls"].append(call_id)
             event.agent.state.set(STATE_KEY, counts)
             return
         event.cancel_tool = refusal(
             ErrorKind.RUN_LIMIT_EXCEEDED,
-            f"This turn stopped: it reached its limit of {MAX_TOOL_CALLS_PER_TURN} tool calls "
+            f"This turn stopped: it reached its limit of {self.caps.tool_calls} tool calls "
             "(MAX_TOOL_CALLS_PER_TURN). Send a message to go on.",
         )
         if _CANCEL_AFTER_TOOLS:

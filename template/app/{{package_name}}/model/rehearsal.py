@@ -11,8 +11,8 @@ first reply says that no model is in use.
 
 import re
 
-from .restore import instance_id
-from .scripted_model import ScriptedModel, call, reply, use
+from ..platform.restore import instance_id
+from .scripted import ScriptedModel, call, reply, use
 
 NOTICE = "**Rehearsal mode: no model is in use; every reply is scripted.**"
 FINISHED = "Rehearsal done: everything above went over the wire."

@@ -15,7 +15,6 @@ below replaces the stock one and closes each of those gaps.
 import hashlib
 import json
 import logging
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,37 +29,17 @@ from strands.vended_plugins.steering import (
 )
 from welt_io_strands import interrupt_reason
 
+from ..settings import AGENT_NAME
 from .interrupt_names import gate_interrupt_name
-from .settings import AGENT_NAME
+from .registry import ALLOW, Registry
 from .tool_errors import ErrorKind, error_result, refusal
 from .tool_results import ToolWrapper
-from .tools.registry import ALLOW, ASK, Registry
 
 logger = logging.getLogger(__name__)
 
 # Welt gives all questions of one stop 12,000 characters; several gated calls
 # can stop together, so each shows at most this much of its arguments.
 MAX_SHOWN_ARGUMENTS = 2_500
-
-# strands-tools that ask for consent on standard input unless
-# BYPASS_TOOL_CONSENT=true. Nobody can type into the process from Slack.
-STDIO_CONSENT_TOOLS = frozenset(
-    {
-        "cron",
-        "editor",
-        "environment",
-        "file_write",
-        "http_request",
-        "load_tool",
-        "mem0_memory",
-        "memory",
-        "python_repl",
-        "shell",
-        "use_aws",
-        "use_computer",
-    }
-)
-
 
 class ApprovalGate(SteeringHandler):
     """Asks a human before any call whose registry row says ASK."""
@@ -185,26 +164,6 @@ def fingerprint(tool_input: Any) -> str:
     """A digest of the whole input, clipped or not, to compare what ran with what was shown."""
     canonical = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def hand_consent_to_gate(registry: Registry) -> None:
-    """Let the gate, not a stdio prompt, ask for consent; refuse to do half of it.
-
-    Setting BYPASS_TOOL_CONSENT silences the prompts of every consent tool in
-    the process, so it is set only when each such tool the agent has waits
-    for approval here. An ungated one raises, at start-up (main.py) and for
-    every agent built.
-    """
-    names = {row.name for row in registry.rows} & STDIO_CONSENT_TOOLS
-    ungated = sorted(name for name in names if registry.decision_for(name) != ASK)
-    if ungated:
-        raise ValueError(
-            f"{', '.join(ungated)} would ask for consent on standard input, which Slack "
-            "cannot answer; give them ASK in their rows (yours/tools/__init__.py) so the gate "
-            "asks instead"
-        )
-    if names:
-        os.environ["BYPASS_TOOL_CONSENT"] = "true"
 
 
 def _denial(tool_name: str, answer: Any) -> str:

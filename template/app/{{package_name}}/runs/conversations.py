@@ -14,27 +14,23 @@ import asyncio
 import logging
 import weakref
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
 
 from strands import Agent
 from strands.models import Model
 
-from .agent import build_agent
+from ..gate.registry import Registry
+from ..gate.run_limits import TurnCaps, new_turn
+from ..wire.answers import answers_problem
+from ..wire.events import error_event, reply_events
+from ..wire.payload import RefusedPayload, WeltAnswer, WeltRequest, as_welt_request
 from .idle_agents import IdleAgents
-from .run_limits import new_turn
-from .run_storage import StoreUnavailable
-from .stored_runs import (
-    CannotContinue,
-    SessionIdError,
-    StoredRuns,
-    WaitingRun,
-    load,
-    unreadable_history,
-)
-from .tools.registry import Registry
-from .wire import answers_problem, as_welt_request, error_event, reply_events
+from .outcomes import CannotContinue, SessionIdError, unreadable_history
+from .record import Waiting, load
+from .storage import StoreUnavailable
+from .stored_runs import StoredRuns
 
 logger = logging.getLogger(__name__)
 
@@ -48,34 +44,39 @@ class Conversations:
     def __init__(
         self,
         new_model: Callable[[], Model],
+        new_agent: Callable[[Model], Agent],
         registry: Registry,
-        new_agent: Callable[..., Agent] = build_agent,
-        store: StoredRuns | None = None,
+        store: StoredRuns,
+        caps: TurnCaps,
     ) -> None:
         self._new_model = new_model
         self._registry = registry
-        self._agents = IdleAgents(lambda model: new_agent(model, registry))
-        self.store = store or StoredRuns()
+        self._agents = IdleAgents(new_agent)
+        self.store = store
+        self._caps = caps
         # Runs this process still holds, by session, oldest first: a resume
         # in the same process skips reading the run back from the store.
         self._held: OrderedDict[str, tuple[Agent, str]] = OrderedDict()
         # One lock per thread while a request of it runs; gone when none does.
-        self._turns: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
-    async def respond(self, payload: Any, session_id: str | None) -> AsyncIterator[dict]:
+    async def respond(
+        self, payload: object, session_id: str | None
+    ) -> AsyncIterator[dict[str, Any]]:
         """Payload, schema, agent, events: every failure ends in one `error` event."""
         session_id = session_id or LOCAL_SESSION
-        payload, problem = as_welt_request(payload)
-        if problem:
+        try:
+            request = as_welt_request(payload)
+        except RefusedPayload as problem:
             logger.warning("refused a payload in session %s: %s", session_id, problem)
             yield error_event(f"Refused the request: {problem}.")
             return
 
-        resuming = "interrupt_responses" in payload
         async with self._one_at_a_time(session_id):
+            run: Waiting | None
             try:
-                if resuming:
-                    agent, run = await self._resumed(session_id, payload["interrupt_responses"])
+                if "interrupt_responses" in request:
+                    agent, run = await self._resumed(session_id, request["interrupt_responses"])
                 else:
                     agent, run = await self._fresh(session_id), None
             except (CannotContinue, StoreUnavailable) as refused:
@@ -84,7 +85,7 @@ class Conversations:
             except SessionIdError as refused:
                 yield error_event(f"Refused the request: {refused}.")
                 return
-            async for event in self._stream(agent, payload, session_id, run):
+            async for event in self._stream(agent, request, session_id, run):
                 yield event
 
     def _one_at_a_time(self, session_id: str) -> asyncio.Lock:
@@ -119,7 +120,9 @@ class Conversations:
         new_turn(agent)
         return agent
 
-    async def _resumed(self, session_id: str, answers: dict[str, dict]) -> tuple[Agent, WaitingRun]:
+    async def _resumed(
+        self, session_id: str, answers: dict[str, WeltAnswer]
+    ) -> tuple[Agent, Waiting]:
         """The stored run these answers resume, claimed for this request alone."""
         waiting = await self.store.waiting(session_id)
         problem = answers_problem(waiting.questions, answers)
@@ -142,8 +145,8 @@ class Conversations:
         return agent, waiting
 
     async def _stream(
-        self, agent: Agent, payload: dict, session_id: str, resumed: WaitingRun | None
-    ) -> AsyncIterator[dict]:
+        self, agent: Agent, request: WeltRequest, session_id: str, resumed: Waiting | None
+    ) -> AsyncIterator[dict[str, Any]]:
         """Stream one run; the agent's stream is always closed, so it never stays locked.
 
         The interrupt events come last: they are held until the run and its
@@ -152,7 +155,8 @@ class Conversations:
         """
         questions: dict[str, Any] = {}
         try:
-            async with aclosing(reply_events(agent, payload, self._registry.files_from)) as events:
+            files_from = self._registry.files_from
+            async with aclosing(reply_events(agent, request, files_from, self._caps)) as events:
                 async for event in events:
                     if "interrupt" in event:
                         questions[event["interrupt"]["id"]] = event["interrupt"]
@@ -197,7 +201,7 @@ class Conversations:
             self._held.popitem(last=False)
 
     @staticmethod
-    async def _quietly(closing: Any) -> None:
+    async def _quietly(closing: Awaitable[None]) -> None:
         """Record an outcome if the store can; the failure is what the human must hear of."""
         try:
             await closing

@@ -13,17 +13,20 @@ a real thread to find.
 """
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from strands import Agent
+from strands.models import Model
 
-from .conversations import Conversations
-from .model import shared_model
-from .run_storage import MemoryStorage
-from .scripted_model import ScriptedModel, call, reply, use
-from .stored_runs import StoredRuns
-from .tools.registry import Registry
+from ..gate.registry import Registry
+from ..gate.run_limits import TurnCaps
+from ..model.scripted import ScriptedModel, call, reply, use
+from ..runs.conversations import Conversations
+from ..runs.storage import MemoryStorage
+from ..runs.stored_runs import StoredRuns
 
 # AgentCore's hook takes a path of at most 32 characters, not /invocations or /ping.
 WARMUP_PATH = "/warmup"
@@ -31,17 +34,20 @@ _SESSION = "warmup"
 _DONE = "Warm."
 
 
-async def warm_up(registry: Registry) -> dict[str, Any]:
+async def warm_up(
+    registry: Registry,
+    shared_model: Callable[[], Model],
+    new_agent: Callable[[Model], Agent],
+    caps: TurnCaps,
+) -> dict[str, Any]:
     """Run the turn; raise if it did not end as scripted, so the deploy fails loudly."""
     started = time.perf_counter()
     shared_model()  # the real model object, built into the snapshot; never called here
     asks = "ask_human" in {row.name for row in registry.rows}
     question = use(call("ask_human", "warmup-question", question="Warming up?"))
     model = ScriptedModel(*([question] if asks else []), reply(_DONE))
-    memory = MemoryStorage()
-    conversations = Conversations(
-        new_model=lambda: model, registry=registry, store=StoredRuns(store=lambda: memory)
-    )
+    store = StoredRuns(MemoryStorage(), keeps_history=False, answer_within_days=1, max_waiting=1)
+    conversations = Conversations(lambda: model, new_agent, registry, store, caps)
     turn = {"messages": [{"role": "user", "content": [{"text": "<@U0WARMUP>: warm up"}]}]}
     events = [event async for event in conversations.respond(turn, _SESSION)]
     for event in events:
@@ -54,12 +60,17 @@ async def warm_up(registry: Registry) -> dict[str, Any]:
     return {"warm": True, "seconds": round(time.perf_counter() - started, 3)}
 
 
-def warmup_endpoint(registry: Registry):
+def warmup_endpoint(
+    registry: Registry,
+    shared_model: Callable[[], Model],
+    new_agent: Callable[[Model], Agent],
+    caps: TurnCaps,
+) -> Callable[[Request], Awaitable[JSONResponse]]:
     """The route's handler: 200 once the turn ran, 500 naming what failed."""
 
     async def warmup(request: Request) -> JSONResponse:
         try:
-            return JSONResponse(await warm_up(registry))
+            return JSONResponse(await warm_up(registry, shared_model, new_agent, caps))
         except Exception as failure:
             return JSONResponse(
                 {"warm": False, "error": f"{type(failure).__name__}: {failure}"}, status_code=500

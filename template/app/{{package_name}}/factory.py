@@ -1,0 +1,161 @@
+"""The app, built from the settings: the one place that reads yours/ and assembles the rest.
+
+main.py calls `app_from_environment()` and AgentCore serves what it returns.
+Building the app reads your tools, prompt, MCP servers and model options,
+checks them with the settings, and wires the wire, the runs, the gate and
+the platform together; nothing else runs before the first request. What it
+builds is the same in every instance AgentCore V2 restores from its
+snapshot: no randomness, no identity, no connection (platform/restore.py).
+Tests build apps with the settings and parts they need (`create_app`).
+"""
+
+import atexit
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from bedrock_agentcore.runtime import BedrockAgentCoreApp, RequestContext
+from strands import Agent
+from strands.models import Model
+
+from .agent import build_agent
+from .gate.consent import hand_consent_to_gate
+from .gate.registry import Registry, ServingRegistry
+from .gate.run_limits import TurnCaps
+from .model.providers import check_provider, shared_model
+from .platform.logs import log_json_lines, request_id, session_id
+from .platform.restore import FreshRandomness
+from .platform.tracing import start_tracing
+from .platform.warmup import WARMUP_PATH, warmup_endpoint
+from .runs.conversations import Conversations
+from .runs.storage import open_run_storage
+from .runs.stored_runs import StoredRuns
+from .settings import AGENT_NAME, USE_MCP, ConfigurationError, Settings
+from .tools.left_out import explained
+from .tools.mcp import McpServerError, McpServers
+from .wire.events import error_event
+from .wire.request_size import RequestSizeLimit
+
+logger = logging.getLogger(__name__)
+
+
+def app_from_environment() -> BedrockAgentCoreApp:
+    """The app for this process's environment, or a one-line exit that says what is wrong.
+
+    A bad setting, a missing key or extra, or a tool that would prompt on
+    standard input is a configuration error: the process refuses to serve
+    rather than fail in every thread, and a traceback would bury the reason.
+    """
+    log_json_lines()
+    try:
+        return create_app(Settings.from_environment())
+    except ConfigurationError as wrong:
+        raise SystemExit(f"{AGENT_NAME} cannot start: {wrong}") from None
+
+
+def create_app(
+    settings: Settings,
+    *,
+    registry: Registry | None = None,
+    new_model: Callable[[], Model] | None = None,
+    new_agent: Callable[[Model], Agent] | None = None,
+    store: StoredRuns | None = None,
+) -> BedrockAgentCoreApp:
+    """An app that serves POST /invocations, GET /ping and POST /warmup with these settings.
+
+    The keywords replace one part each, for tests: the registry (yours/tools
+    and, with USE_MCP, your MCP servers), the model (the provider the
+    settings name, built on the first request), the agent, and the store.
+    """
+    check_provider(settings)
+    served = registry_of_yours(settings) if registry is None else ServingRegistry(registry)
+    hand_consent_to_gate(served)
+    caps = TurnCaps(settings.max_model_calls_per_turn, settings.max_tool_calls_per_turn)
+    model = new_model or shared_model(settings, model_options_of_yours())
+    agent = new_agent or agent_of_yours(served, caps)
+    store = store or stored_runs(settings)
+    conversations = Conversations(model, agent, served, store, caps)
+    start_tracing(settings)
+
+    app = BedrockAgentCoreApp()
+    app.state.settings = settings
+    app.state.registry = served
+    app.state.run_store = store.storage.describe()
+    app.add_middleware(RequestSizeLimit, max_bytes=settings.max_request_bytes)
+    # Added last, so outermost: `random` is reseeded before anything in a
+    # request draws from it, in every instance restored from a V2 snapshot.
+    app.add_middleware(FreshRandomness)
+    # The path AgentCore V2's build hook posts to before it snapshots the agent.
+    app.add_route(WARMUP_PATH, warmup_endpoint(served, model, agent, caps), methods=["POST"])
+
+    @app.entrypoint
+    async def invoke(payload: object, context: RequestContext) -> AsyncIterator[dict[str, Any]]:
+        """Stream Welt's renderable events for one request of one Slack thread."""
+        session_id.set(context.session_id)
+        request_id.set(getattr(context, "request_id", None))
+        try:
+            await served.start_servers()  # the MCP servers, on this process's first request
+        except McpServerError as failed:
+            yield error_event(str(failed))
+            return
+        async for event in conversations.respond(payload, context.session_id):
+            yield event
+
+    return app
+
+
+def stored_runs(settings: Settings) -> StoredRuns:
+    """The run store the settings name, with their time limit and room."""
+    return StoredRuns(
+        open_run_storage(settings),
+        keeps_history=settings.keeps_history,
+        answer_within_days=settings.answer_within_days,
+        max_waiting=settings.max_pending_runs,
+    )
+
+
+def registry_of_yours(settings: Settings) -> ServingRegistry:
+    """TOOLS from yours/tools/__init__.py and, with USE_MCP, the servers of yours/mcp_servers.py.
+
+    The servers start on the first request (ServingRegistry.start_servers),
+    once per process, and stop when it exits. MCP_SERVERS=off starts none:
+    the tests set it, so that they never reach your servers.
+    """
+    try:
+        from .yours.tools import TOOLS
+    except ModuleNotFoundError as missing:
+        raise explained(missing, "yours/tools (or a module it imports)") from missing
+    registry = Registry.of(TOOLS)
+    if not USE_MCP:
+        return ServingRegistry(registry)
+    from .yours.mcp_servers import MCP_DECISIONS, MCP_SERVERS
+
+    servers = McpServers(MCP_SERVERS, MCP_DECISIONS)  # checks the list before any server starts
+    if not settings.mcp_servers or not MCP_SERVERS:
+        return ServingRegistry(registry)
+    atexit.register(servers.stop)
+    return ServingRegistry(registry, servers)
+
+
+def agent_of_yours(registry: Registry, caps: TurnCaps) -> Callable[[Model], Agent]:
+    """Agents with your prompt, for the idle-agent pool (runs/idle_agents.py)."""
+    from .yours.prompt import SYSTEM_PROMPT
+
+    return lambda model: build_agent(model, registry, system_prompt=SYSTEM_PROMPT, caps=caps)
+
+
+def model_options_of_yours() -> dict[str, dict[str, Any]]:
+    from .yours.model_options import MODEL_OPTIONS
+
+    return MODEL_OPTIONS
+
+
+def serve(app: BedrockAgentCoreApp) -> None:
+    """Serve on localhost for Welt's local mode (`make serve`), on the settings' port."""
+    settings: Settings = app.state.settings
+    logger.info("Runs waiting for an answer are kept in the %s", app.state.run_store)
+    logger.info(
+        "Serving on http://localhost:%d for Welt's local mode (POST /invocations, GET /ping)",
+        settings.port,
+    )
+    app.run(port=settings.port)

@@ -1,0 +1,93 @@
+"""The model, built in one place.
+
+Nothing else in the package knows which model or provider is in use, so
+switching models is a change of environment (MODEL_PROVIDER, MODEL_ID) and
+tests can hand the agent a scripted model instead. The provider is checked
+when the app is built, so a missing extra stops the server before the
+first Slack thread rather than failing inside it; the model itself is built
+on the first request that needs it. Your options for each provider
+(temperature, max_tokens, ...) are in yours/model_options.py.
+"""
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from importlib.util import find_spec
+from typing import Any
+
+from strands.models import Model
+
+from ..settings import ConfigurationError, Settings
+
+logger = logging.getLogger(__name__)
+
+# provider -> the module its Strands extra installs
+EXTRA_MODULES = {"bedrock": "boto3", "anthropic": "anthropic", "openai": "openai"}
+
+# Anthropic's API needs a ceiling on each reply; MODEL_OPTIONS may set another.
+ANTHROPIC_MAX_TOKENS = 4096
+
+ModelOptions = Mapping[str, Mapping[str, Any]]
+
+
+class MissingExtra(ConfigurationError):
+    """The provider's Strands extra is not installed."""
+
+
+def check_provider(settings: Settings) -> None:
+    """Fail with a message that names what is missing; warn loudly in rehearsal."""
+    module = EXTRA_MODULES.get(settings.model_provider)
+    if module and find_spec(module) is None:
+        raise MissingExtra(
+            f"MODEL_PROVIDER={settings.model_provider} needs its Strands extra: "
+            f"uv add 'strands-agents[{settings.model_provider}]'"
+        )
+    if settings.model_provider == "rehearsal":
+        logger.warning("REHEARSAL MODE: no model is in use; every reply is scripted.")
+
+
+def build_model(settings: Settings, options: ModelOptions) -> Model:
+    """The model the settings name, with your options. Imports only the chosen provider's client."""
+    provider, model_id = settings.model_provider, settings.model_id
+    if provider == "rehearsal":
+        from .rehearsal import RehearsalModel
+
+        return RehearsalModel()
+    chosen = dict(options.get(provider, {}))
+    if model_id:  # empty with Bedrock: the Strands default model
+        chosen["model_id"] = model_id
+    if provider == "anthropic":
+        from strands.models.anthropic import AnthropicModel
+
+        chosen.setdefault("max_tokens", ANTHROPIC_MAX_TOKENS)
+        return AnthropicModel(client_args={"api_key": settings.anthropic_api_key}, **chosen)
+    if provider == "openai":
+        from strands.models.openai import OpenAIModel
+
+        client_args = {"api_key": settings.openai_api_key}
+        if settings.openai_base_url:
+            client_args["base_url"] = settings.openai_base_url
+        return OpenAIModel(client_args=client_args, **chosen)
+
+    from strands.models.bedrock import BedrockModel
+
+    return BedrockModel(**chosen)
+
+
+def shared_model(settings: Settings, options: ModelOptions) -> Callable[[], Model]:
+    """The model every thread of this process uses, built when it is first asked for.
+
+    A model holds a client (for Bedrock, a boto3 client), and building it
+    per turn would build a client for every message. The model keeps no
+    conversation state, so one serves all threads.
+    """
+    built: list[Model] = []
+    building = threading.Lock()
+
+    def model() -> Model:
+        with building:
+            if not built:
+                built.append(build_model(settings, options))
+            return built[0]
+
+    return model

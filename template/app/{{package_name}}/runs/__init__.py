@@ -1,0 +1,1 @@
+"""Runs and their storage: one request of a thread, and the runs that wait hours for an answer."""
