@@ -13,7 +13,12 @@ template/tests/test_docs.py (read its docstring); here they apply to this reposi
   is in NOT_HERE with the reason;
 - every command in a ```sh block is run here (RUN: cheap ones, in this repository or in
   the default rendering) or carries the marker
-  `# not run by the tests: <why>`.
+  `# not run by the tests: <why>`;
+- every relative link of README.md, CHANGELOG.md and docs/**/*.md resolves in this
+  repository: to a file or folder, and an anchor to a heading of the file it names, by
+  the generated project's rule (`broken_links`). The generated project's own docs,
+  template/docs/, are read in a rendering, where their links must resolve: the default
+  rendering's README.md, AGENTS.md and docs/ are checked here too.
 
 The README's `uvx copier copy --defaults "$PWD" ../my-agent` is marked, not run: the
 `default_rendering` fixture below renders with every default through copier's API, the
@@ -134,6 +139,25 @@ def test_every_path_the_docs_name_exists(default_rendering):
             if not in_the_template(path, package)
         ]
     assert not missing, f"named in the docs, in neither the repository nor a rendering: {missing}"
+
+
+def test_every_relative_link_of_the_docs_resolves():
+    broken = [
+        link
+        for document in [*documents(), TEMPLATE / "CHANGELOG.md"]
+        for link in rules.broken_links(document, TEMPLATE)
+    ]
+    assert not broken, f"a link to nothing: {broken}"
+
+
+def test_every_relative_link_of_a_rendering_s_docs_resolves(default_rendering):
+    broken = [
+        link
+        for document in rules.documents(default_rendering)
+        if document.suffix == ".md"
+        for link in rules.broken_links(document, default_rendering)
+    ]
+    assert not broken, f"a link to nothing, in the default rendering: {broken}"
 
 
 def test_every_sh_command_is_run_here_or_says_why_not():
