@@ -68,10 +68,33 @@ NOT_HERE = {
     "evals-results.json": "written by `make evals`",
     "evals-live-results.json": "written by `make evals-live`",
     "yours/tools/report.py": "a sample tool: AGENTS.md says 'when the sample tools are present'",
-    "docs/patterns/evals.md": "the template's docs, named as such",
-    "docs/deploying.md": "the template's docs, named as such",
     "text/event-stream": "a media type, not a path",
     "application/json": "a media type, not a path",
+    "linux/arm64": "a Docker platform, not a path",
+    ".git": "made by `git init`",
+    # made at run time, or elsewhere, by what the docs describe
+    "./output": "the working folder a tool writes to at run time (docs/deploying.md)",
+    ".DS_Store": "one of the AgentCore CLI's excluded names (docs/deploying.md)",
+    ".pytest_cache": "one of the AgentCore CLI's excluded names; pytest makes it",
+    "app/.venv": "what the AgentCore CLI must never pack (docs/deploying.md)",
+    "threads/slack_T0_C0_1700000000.000100.json": "a stored run, under the storage folder",
+    "Notes-1a2b3c4d.md": "an uploaded file's name in Slack (docs/patterns/files.md)",
+    # the reader's own files, in examples (docs/patterns/testing.md)
+    f"app/{PACKAGE}/yours/tools/orders.py": "the reader's example tool",
+    "tests/yours/test_orders.py": "the reader's example test",
+    # of earlier releases, named as history
+    "policy.py": "deleted in 0.4.0; docs/approvals.md says so",
+    # the template repository's, named as such ("the template's `bench/resume.py`"):
+    # its docs, benchmarks and tests stay there, in the repository `_src_path` names
+    "CHANGELOG.md": "the template's changelog",
+    "docs/updating.md": "the template's docs: updating a project from release to release",
+    "docs/performance.md": "the template's docs: what bench/ measures",
+    "docs/tests.md": "the template's docs: its own tests",
+    "bench/": "the template's benchmarks",
+    "bench/bytecode.py": "a benchmark of the template's",
+    "bench/restore.py": "a benchmark of the template's",
+    "bench/resume.py": "a benchmark of the template's",
+    "tests/test_deployment.py": "a test of the template's: it synthesizes every rendering",
 }
 
 
