@@ -13,7 +13,12 @@ template/tests/test_docs.py (read its docstring); here they apply to this reposi
   is in NOT_HERE with the reason;
 - every command in a ```sh block is run here (RUN: cheap ones, in this repository or in
   the default rendering) or carries the marker
-  `# not run by the tests: <why>`.
+  `# not run by the tests: <why>`;
+- every relative link of README.md, CHANGELOG.md and docs/**/*.md resolves in this
+  repository: to a file or folder, and an anchor to a heading of the file it names, by
+  the generated project's rule (`broken_links`). The generated project's own docs,
+  template/docs/, are read in a rendering, where their links must resolve: the default
+  rendering's README.md, AGENTS.md and docs/ are checked here too.
 
 The README's `uvx copier copy --defaults "$PWD" ../my-agent` is marked, not run: the
 `default_rendering` fixture below renders with every default through copier's API, the
@@ -44,7 +49,6 @@ NOT_HERE = {
     **rules.NOT_HERE,
     # named by docs/updating.md, about releases before this one
     "history.py": "deleted in 0.2.0; docs/updating.md says so",
-    "policy.py": "deleted in 0.4.0; docs/updating.md says so",
     "tests/test_ask_human.py": "its place before 0.4.0 (docs/updating.md)",
     "tests/test_approval.py": "its place before 0.4.0 (docs/updating.md)",
     "tests/test_files.py": "its place before 0.4.0 (docs/updating.md)",
@@ -54,18 +58,9 @@ NOT_HERE = {
     ".sessions": "the storage folder before 0.2.0 (docs/updating.md)",
     "yours/system_prompt.py": "the renamed module of a test's example (docs/updating.md)",
     # made at run time, or elsewhere, by what the docs describe
-    "./output": "the working folder a tool writes to at run time (docs/deploying.md)",
-    ".DS_Store": "one of the AgentCore CLI's excluded names (docs/deploying.md)",
-    ".pytest_cache": "one of the AgentCore CLI's excluded names; pytest makes it",
-    "app/.venv": "what the AgentCore CLI must never pack (docs/deploying.md)",
-    "linux/arm64": "a Docker platform, not a path",
-    "threads/slack_T0_C0_1700000000.000100.json": "a stored run, under the storage folder",
-    "Notes-1a2b3c4d.md": "an uploaded file's name in Slack (docs/patterns/files.md)",
     "run.json": "a stored run's files, under the storage folder (docs/performance.md)",
     "questions.json": "a stored run's files, under the storage folder (docs/performance.md)",
     # the reader's own files, in examples
-    "app/my_welt_agent/yours/tools/orders.py": "the reader's example tool (testing.md)",
-    "tests/yours/test_orders.py": "the reader's example test (testing.md)",
     "tools/weather.py": "the reader's example tool (docs/updating.md)",
     "yours/tools/weather.py": "the reader's example tool (docs/updating.md)",
     "my-agent": "the reader's project folder",
@@ -134,6 +129,25 @@ def test_every_path_the_docs_name_exists(default_rendering):
             if not in_the_template(path, package)
         ]
     assert not missing, f"named in the docs, in neither the repository nor a rendering: {missing}"
+
+
+def test_every_relative_link_of_the_docs_resolves():
+    broken = [
+        link
+        for document in [*documents(), TEMPLATE / "CHANGELOG.md"]
+        for link in rules.broken_links(document, TEMPLATE)
+    ]
+    assert not broken, f"a link to nothing: {broken}"
+
+
+def test_every_relative_link_of_a_rendering_s_docs_resolves(default_rendering):
+    broken = [
+        link
+        for document in rules.documents(default_rendering)
+        if document.suffix == ".md"
+        for link in rules.broken_links(document, default_rendering)
+    ]
+    assert not broken, f"a link to nothing, in the default rendering: {broken}"
 
 
 def test_every_sh_command_is_run_here_or_says_why_not():

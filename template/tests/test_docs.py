@@ -23,6 +23,12 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
   on the command's own (last) line, or on a comment line above it, which then covers
   every command below it up to the next blank line of the block. A command with neither
   fails this test: add it to RUN if it is cheap (a second or two), or mark it.
+- Every relative link of a Markdown document, `[text](path)` or `[text](path#anchor)`
+  (a reference definition `[label]: path` too, outside code), resolves: the path, relative
+  to the document, is a file or folder of the project, and the anchor is a heading of the
+  file it names (of the document itself for `(#anchor)`), by GitHub's slugs: lowercase,
+  punctuation dropped but `-` and `_`, spaces as `-`, a repeated heading's `-1`, `-2`.
+  A URL (`https:`, `mailto:`) is not checked.
 """
 
 import functools
@@ -32,6 +38,7 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -61,10 +68,33 @@ NOT_HERE = {
     "evals-results.json": "written by `make evals`",
     "evals-live-results.json": "written by `make evals-live`",
     "yours/tools/report.py": "a sample tool: AGENTS.md says 'when the sample tools are present'",
-    "docs/patterns/evals.md": "the template's docs, named as such",
-    "docs/deploying.md": "the template's docs, named as such",
     "text/event-stream": "a media type, not a path",
     "application/json": "a media type, not a path",
+    "linux/arm64": "a Docker platform, not a path",
+    ".git": "made by `git init`",
+    # made at run time, or elsewhere, by what the docs describe
+    "./output": "the working folder a tool writes to at run time (docs/deploying.md)",
+    ".DS_Store": "one of the AgentCore CLI's excluded names (docs/deploying.md)",
+    ".pytest_cache": "one of the AgentCore CLI's excluded names; pytest makes it",
+    "app/.venv": "what the AgentCore CLI must never pack (docs/deploying.md)",
+    "threads/slack_T0_C0_1700000000.000100.json": "a stored run, under the storage folder",
+    "Notes-1a2b3c4d.md": "an uploaded file's name in Slack (docs/patterns/files.md)",
+    # the reader's own files, in examples (docs/patterns/testing.md)
+    f"app/{PACKAGE}/yours/tools/orders.py": "the reader's example tool",
+    "tests/yours/test_orders.py": "the reader's example test",
+    # of earlier releases, named as history
+    "policy.py": "deleted in 0.4.0; docs/approvals.md says so",
+    # the template repository's, named as such ("the template's `bench/resume.py`"):
+    # its docs, benchmarks and tests stay there, in the repository `_src_path` names
+    "CHANGELOG.md": "the template's changelog",
+    "docs/updating.md": "the template's docs: updating a project from release to release",
+    "docs/performance.md": "the template's docs: what bench/ measures",
+    "docs/tests.md": "the template's docs: its own tests",
+    "bench/": "the template's benchmarks",
+    "bench/bytecode.py": "a benchmark of the template's",
+    "bench/restore.py": "a benchmark of the template's",
+    "bench/resume.py": "a benchmark of the template's",
+    "tests/test_deployment.py": "a test of the template's: it synthesizes every rendering",
 }
 
 
@@ -243,6 +273,72 @@ def test_every_path_the_docs_name_exists():
     assert not missing, f"named in the docs, missing in the project: {missing}"
 
 
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^()\s<>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s+<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$", re.M)
+HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
+
+
+def without_code(prose: list[str]) -> str:
+    """The prose with each code span blanked: a link's text may hold one, a span never a link."""
+    return re.sub(r"`[^`]+`", "code", "\n".join(prose))
+
+
+def links(document: Path) -> list[str]:
+    """Each link target of a Markdown document, outside code, as written."""
+    text = without_code(split_markdown(document.read_text())[0])
+    return LINK.findall(text) + DEFINITION.findall(text)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: its text, lowercase, without punctuation, `-` for spaces."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = re.sub(r"<[^>]+>", "", text).lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+@functools.cache
+def anchors(document: Path) -> frozenset[str]:
+    prose, _ = split_markdown(document.read_text())
+    seen, found = {}, set()
+    for line in prose:
+        heading = HEADING.match(line)
+        if heading:
+            name = slug(heading.group(1))
+            count = seen.get(name, 0)
+            seen[name] = count + 1
+            found.add(name if not count else f"{name}-{count}")
+    found.update(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", document.read_text()))
+    return frozenset(found)
+
+
+def broken_links(document: Path, root: Path) -> list[str]:
+    """The relative links of a document that name no file or folder under root, or no heading."""
+    broken = []
+    for target in links(document):
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", target) or not target:
+            continue  # a URL or mailto: not this test's to check
+        path, _, anchor = unquote(target).partition("#")
+        linked = (document.parent / path).resolve() if path else document.resolve()
+        if not linked.is_relative_to(root.resolve()):
+            broken.append(f"{target} (outside {root.name})")
+        elif not linked.exists():
+            broken.append(f"{target} (no such file)")
+        elif anchor and (linked.suffix != ".md" or anchor not in anchors(linked)):
+            broken.append(f"{target} (no such heading in {linked.name})")
+    return [f"{document.relative_to(root)}: {link}" for link in broken]
+
+
+def test_every_relative_link_of_the_docs_resolves():
+    broken = [
+        link
+        for document in documents()
+        if document.suffix == ".md"
+        for link in broken_links(document, ROOT)
+    ]
+    assert not broken, f"a link to nothing: {broken}"
+
+
 def commands_to_run(docs: list[Path]) -> list[str]:
     unaccounted, run = [], []
     for document in docs:
@@ -321,3 +417,31 @@ def test_the_rules_catch_what_they_should(tmp_path):
         commands_to_run([doc])
     paths = [path for span in code_spans(doc) for path in path_candidates(span, PACKAGE)]
     assert missing_paths(paths, [ROOT], PACKAGE, NOT_HERE) == [f"app/{PACKAGE}/nowhere.py"]
+
+
+def test_the_link_rule_catches_a_link_to_nothing(tmp_path):
+    """A link to a missing file or heading fails; one to a real file, heading or URL passes."""
+    (tmp_path / "docs" / "patterns").mkdir(parents=True)
+    (tmp_path / "docs" / "deploying.md").write_text(
+        "# Deploying\n\n## Container or CodeZip: the `deploy_build` question\n\n"
+        "## Tracing and logs\n\n## Tracing and logs\n\n```sh\n# not a heading\n```\n"
+    )
+    doc = tmp_path / "docs" / "patterns" / "wire.md"
+    doc.write_text(
+        "# The wire\n\nSee [deploying](../deploying.md), [the build question]"
+        "(../deploying.md#container-or-codezip-the-deploy_build-question), [logs]"
+        "(../deploying.md#tracing-and-logs-1), [this page](#the-wire), [a URL]"
+        "(https://example.com/x.md#y) and `[code](nowhere.md)`.\n\n"
+        "Broken: [gone](../performance.md), [no heading](../deploying.md#not-a-heading),\n"
+        "[wrapped\nlink text](stored-runs.md), [out](../../../elsewhere.md) and\n[ref].\n\n"
+        "[ref]: ../updating.md#from-051-to-060\n"
+    )
+    assert slug("`python_version` (default 3.13)") == "python_version-default-313"
+    assert slug("Which Welt this speaks") == "which-welt-this-speaks"
+    assert broken_links(doc, tmp_path) == [
+        "docs/patterns/wire.md: ../performance.md (no such file)",
+        "docs/patterns/wire.md: ../deploying.md#not-a-heading (no such heading in deploying.md)",
+        "docs/patterns/wire.md: stored-runs.md (no such file)",
+        "docs/patterns/wire.md: ../../../elsewhere.md (outside " + tmp_path.name + ")",
+        "docs/patterns/wire.md: ../updating.md#from-051-to-060 (no such file)",
+    ]
