@@ -14,7 +14,7 @@ from strands import ToolContext
 from .gate.interrupt_names import interrupt_name
 from .gate.registry import ALLOW, ASK, Decision, Row
 from .model.scripted import ScriptedModel, call, reply, use
-from .settings import AGENT_NAME
+from .settings import AGENT_NAME, INTERRUPT_PREFIX
 from .tools.lazy import LazyTool
 from .tools.mcp import Stdio, StreamableHttp
 from .tools.prebuilt import PREBUILT
@@ -23,6 +23,7 @@ __all__ = [
     "AGENT_NAME",
     "ALLOW",
     "ASK",
+    "INTERRUPT_PREFIX",
     "PREBUILT",
     "CallMemo",
     "Decision",

@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 # can stop together, so each shows at most this much of its arguments.
 MAX_SHOWN_ARGUMENTS = 2_500
 
+
 class ApprovalGate(SteeringHandler):
     """Asks a human before any call whose registry row says ASK."""
 

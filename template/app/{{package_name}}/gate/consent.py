@@ -31,7 +31,6 @@ STDIO_CONSENT_TOOLS = frozenset(
 )
 
 
-
 class UngatedConsentTool(ConfigurationError):
     """A tool that would prompt on standard input, without a row that makes the gate ask."""
 

@@ -1,1 +1,1 @@
-"""The platform: AgentCore V2's snapshot and warm-up, tracing, and the log lines CloudWatch reads."""
+"""The platform: AgentCore V2's snapshots and warm-up, tracing, and JSON log lines."""

@@ -52,8 +52,6 @@ OUTCOMES = {
 }
 
 
-
-
 def damaged_run(damage: Exception) -> CannotContinue:
     return CannotContinue(
         f"Cannot resume: the stored run of this thread is damaged ({damage}), so it was not "

@@ -83,7 +83,8 @@ class StoredRuns:
         """Store a run that stopped on questions, in one write; returns the run's id."""
         self._check(session_id)
         self._index.scan_when_due(self._close)
-        waiting = record.Waiting(uuid.uuid4().hex, questions, time.time(), record.snapshot_of(agent))
+        snapshot = record.snapshot_of(agent)
+        waiting = record.Waiting(uuid.uuid4().hex, questions, time.time(), snapshot)
         await self.storage.write(record.thread_key(session_id), record.dump(waiting))
         self._index.asked(session_id, waiting.asked_at)
         for oldest in self._index.beyond(self.max_waiting):
@@ -112,7 +113,8 @@ class StoredRuns:
     async def claim(self, session_id: str, run: record.Waiting) -> None:
         """Take the waiting run for these answers; of all requests, only one can."""
         self._check(session_id)
-        if not await self.storage.create(record.claim_key(session_id, run.run), record.claim_record()):
+        claim = record.claim_key(session_id, run.run)
+        if not await self.storage.create(claim, record.claim_record()):
             raise CannotContinue(OUTCOMES["claimed"])
         self._index.settled(session_id)
 

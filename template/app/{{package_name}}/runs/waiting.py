@@ -89,9 +89,13 @@ class WaitingIndex:
                     await close(session_id, "expired", thread.snapshot)
                 else:
                     found.append((thread.asked_at, session_id))
-            elif isinstance(thread, record.Settled) and thread.snapshot is None:
-                if thread.outcome and now - thread.at > self._answer_within:
-                    await self._storage.delete(key)  # an old outcome; never a conversation
+            elif (
+                isinstance(thread, record.Settled)
+                and thread.snapshot is None  # an old outcome; never a conversation
+                and thread.outcome
+                and now - thread.at > self._answer_within
+            ):
+                await self._storage.delete(key)
         for key in await self._storage.list("claims/"):
             stored = await self._storage.read(key)
             at = record.claimed_at(stored) if stored is not None else None

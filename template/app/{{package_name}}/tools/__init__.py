@@ -1,1 +1,1 @@
-"""Tool adapters: strands-tools loaded on first call, MCP servers, and the answers' prebuilt tools."""
+"""Tool adapters: strands-tools loaded when first called, MCP servers, the prebuilt tools."""

@@ -87,5 +87,3 @@ async def _with_notices(
             if error is not None and error[0].tell_the_human:
                 yield {"data": f"\n\n_{error[1]}_\n\n"}
         yield event
-
-

@@ -183,5 +183,3 @@ def _json_path(parts: Iterable[str | int]) -> str:
         else:
             path += f"[{part!r}]"
     return path
-
-

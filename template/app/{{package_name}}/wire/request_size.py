@@ -16,7 +16,6 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-
 Receive = Callable[[], Awaitable[dict]]
 Send = Callable[[dict], Awaitable[None]]
 
