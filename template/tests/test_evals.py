@@ -47,6 +47,8 @@ def test_live_evals_are_skipped_with_a_reason_without_credentials(monkeypatch, t
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
 
-    settings = evals_runner.Settings.from_environment({"MODEL_PROVIDER": "bedrock"})
+    settings = evals_runner.Settings.from_environment(
+        {"MODEL_PROVIDER": "bedrock", "STATE_BUCKET": "offline-test-bucket"}
+    )
 
     assert evals_runner.missing_credentials(settings) == "no AWS credentials for Bedrock"
