@@ -26,6 +26,10 @@ done
 # (rewriting their imports, and a TOOLS list of bare tools into rows), once.
 moving=0
 uv run --no-project --quiet python scripts/move_yours.py || moving=1
+# 0.7.0 put the package in folders by role; code of yours from before it
+# imports the old module names, which scripts/keep_old_imports.py keeps
+# importable, without editing your files.
+uv run --no-project --quiet python scripts/keep_old_imports.py || moving=1
 
 # copier writes conflict markers (or .rej files with --conflict rej) and
 # still exits 0, so a half-merged project would otherwise go unnoticed.

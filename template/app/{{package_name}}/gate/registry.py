@@ -13,12 +13,9 @@ import asyncio
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..settings import GATE_UNLISTED_TOOLS, ConfigurationError
-
-if TYPE_CHECKING:
-    from ..tools.mcp import McpServers
 
 Decision = Literal["ask", "allow"]
 ASK: Decision = "ask"  # a human approves each call in the thread before it runs
@@ -94,6 +91,12 @@ class Registry:
         return Registry([*kept, *rows], self.unlisted)
 
 
+class RowSource(Protocol):
+    """Tools that arrive once something starts, such as tools/mcp.py's McpServers."""
+
+    def start(self) -> list[Row]: ...
+
+
 class ServingRegistry(Registry):
     """The server's registry: TOOLS at once, your MCP servers' tools from the first request on.
 
@@ -105,7 +108,7 @@ class ServingRegistry(Registry):
     the first starts the servers and adds their rows, the others return at once.
     """
 
-    def __init__(self, registry: Registry, servers: "McpServers | None" = None) -> None:
+    def __init__(self, registry: Registry, servers: RowSource | None = None) -> None:
         super().__init__(registry.rows, registry.unlisted)
         self._servers = servers
         self._starting = threading.Lock()
