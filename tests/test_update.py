@@ -476,7 +476,7 @@ def take_the_new_readme(repo: Path, project: Path, fresh: Path) -> None:
 # made the way docs/updating.md says: `make update ARGS=--defaults` with the
 # project's own Makefile, the steps the docs give for each release crossed,
 # then `make lint test`. To cover a new release, add it to RELEASES and here;
-# to give a release's update a step of its own, add it to STEPS_FOR.
+# a step the docs give for updating to a release goes in STEPS_FOR.
 FROM_YOURS = {
     "0.4.0": {},
     "0.5.1": {"python_version": "3.12", "include_mcp": True},
@@ -516,13 +516,16 @@ def generated_and_installed(repo: Path, destination: Path, release: str, **answe
     return destination
 
 
-# The files the user wrote or edited in yours/ and tests/yours/, relative to the project.
-YOURS_EDITED = (
-    f"app/{PACKAGE}/yours/tools/weather.py",
-    f"app/{PACKAGE}/yours/tools/__init__.py",
-    f"app/{PACKAGE}/yours/prompt.py",
-    "tests/yours/test_weather.py",
-)
+# The files the user wrote or edited in yours/ and tests/yours/, relative to the
+# project, and what of the user's each must still hold after an update (a release
+# that moves modules may rewrite the imports in them, as 0.4.0's did).
+YOURS_EDITED = {
+    f"app/{PACKAGE}/yours/tools/weather.py": 'return f"{AGENT_NAME} says: sunny in {city}"',
+    f"app/{PACKAGE}/yours/tools/__init__.py": "    Row(forecast, ALLOW),\n",
+    f"app/{PACKAGE}/yours/prompt.py": "Penny, the billing helper",
+    "tests/yours/test_weather.py": "def test_the_model_gets_the_forecast(start):",
+}
+USERS_TEST = "tests/yours/test_weather.py"
 
 
 def add_import(path: Path, line: str) -> None:
@@ -546,19 +549,21 @@ def edit_yours(project: Path) -> None:
     edit(tools, "    Row(ask_human, ALLOW),\n", "    Row(ask_human, ALLOW),\n    Row(forecast, ALLOW),\n")
     edit(yours / "prompt.py", "an assistant in a Slack thread", "Penny, the billing helper")
     (project / "tests" / "yours" / "test_weather.py").write_text(YOURS_WEATHER_TEST)
-    own_test = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider", YOURS_EDITED[-1]], project)
+    own_test = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider", USERS_TEST], project)
     assert own_test.returncode == 0, own_test.stdout[-3000:]
     make_checked(project, "lint")
     commit_all(project, "Penny tells the weather")
 
 
-def take_the_new_readme_of(repo: Path):
-    return lambda project, tmp_path: take_the_new_readme(repo, project, tmp_path / "fresh")
+def fresh_readme(repo: Path, project: Path, tmp_path: Path) -> None:
+    take_the_new_readme(repo, project, tmp_path / "fresh")
 
 
-def steps_for(repo: Path) -> dict:
-    """The steps docs/updating.md gives after `make update`, by the release that needs them."""
-    return {Version("0.6.0"): [take_the_new_readme_of(repo)]}
+# The steps docs/updating.md gives after `make update`, by the release that
+# brings them; each is (template repository, project, a folder of its own).
+STEPS_FOR = {
+    "0.6.0": [fresh_readme],
+}
 
 
 @pytest.mark.parametrize("release", FROM_YOURS)
@@ -569,21 +574,21 @@ def test_an_update_from_a_release_with_yours_keeps_the_users_tool_served_and_tes
         releases, tmp_path / "project", release, **FROM_YOURS[release]
     )
     edit_yours(project)
-    before = {path: (project / path).read_text() for path in YOURS_EDITED}
 
     updated = make_checked(project, "update", "ARGS=--defaults")
-    for version, steps in steps_for(releases).items():
-        if Version(release) < version <= Version(CURRENT):
+    for version, steps in STEPS_FOR.items():
+        if Version(release) < Version(version) <= Version(CURRENT):
             for step in steps:
-                step(project, tmp_path)
+                step(releases, project, tmp_path)
     checked = make_checked(project, "lint", "test")
 
     assert "Update merged cleanly" in updated.stdout + updated.stderr
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers["_commit"] == CURRENT
-    assert {path: (project / path).read_text() for path in YOURS_EDITED} == before
+    for path, kept in YOURS_EDITED.items():
+        assert kept in (project / path).read_text(), path
     assert " passed" in checked.stdout and "Bytecode compiled" not in checked.stderr
-    own_test = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider", YOURS_EDITED[-1]], project)
+    own_test = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider", USERS_TEST], project)
     assert own_test.returncode == 0 and "1 passed" in own_test.stdout, own_test.stdout[-3000:]
     assert served(project, "main.registry.decision_for('forecast')") == "allow\n"
     assert "Penny, the billing helper" in served(
