@@ -27,6 +27,7 @@ same copy without the CLI.
 
 import importlib.util
 import os
+import re
 import shlex
 import subprocess
 
@@ -85,6 +86,20 @@ def package_of(project):
 def test_the_default_rendering_is_the_readme_s(default_rendering):
     assert (default_rendering / ".copier-answers.yml").is_file()
     assert package_of(default_rendering) == "my_welt_agent"
+
+
+def test_the_readme_lists_every_task_that_make_lists(default_rendering):
+    """`make` alone lists the tasks that have a `##` help; the README's list names each."""
+    menu = subprocess.run(
+        ["make"], cwd=default_rendering, capture_output=True, text=True, timeout=30
+    )
+    assert menu.returncode == 0, menu.stderr
+    tasks = set(re.findall(r"^  make (\S+)", menu.stdout, re.M)) - {"help"}
+    readme = " ".join((default_rendering / "README.md").read_text().split())
+    (listed,) = re.findall(r"`make` alone lists the project's tasks \(([^)]*)\)", readme)
+
+    assert len(tasks) > 10, menu.stdout
+    assert set(listed.split(", ")) == tasks
 
 
 def test_every_make_target_the_docs_name_exists():

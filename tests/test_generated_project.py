@@ -31,7 +31,17 @@ def built(request, tmp_path_factory):
     root = render(tmp_path_factory.mktemp("generated") / "agent", **request.param)
     installed = run(["make", "install"], root)  # uv sync, then app/'s pins
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    # It compiles the environment's bytecode, once (the Makefile says why).
+    assert "Bytecode compiled" in installed.stderr, installed.stderr
     return root
+
+
+def test_a_uv_run_after_make_install_syncs_quietly(built):
+    """`uv run` syncs first; it must not compile the whole environment again and say so."""
+    result = run(["uv", "run", "python", "-c", "pass"], built)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
 
 
 def test_ruff_check_passes_untouched(built):
@@ -102,6 +112,7 @@ def test_make_evals_passes_offline_and_writes_its_json(built):
 
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert ", 0 failed," in result.stdout
+    assert "Bytecode compiled" not in result.stderr
     assert (built / "evals-results.json").is_file()
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import TEMPLATE, run
+from packaging.version import Version
 from copier import run_copy, run_update
 from copier.errors import UnsafeTemplateError
 
@@ -469,3 +470,127 @@ def take_the_new_readme(repo: Path, project: Path, fresh: Path) -> None:
     data = {key: value for key, value in answers.items() if not key.startswith("_")}
     run_copy(str(repo), fresh, data=data, defaults=True, vcs_ref=CURRENT, quiet=True)
     shutil.copy(fresh / "README.md", project / "README.md")
+
+
+# Updates from the releases that keep the user's files in yours/ (0.4.0 on),
+# made the way docs/updating.md says: `make update ARGS=--defaults` with the
+# project's own Makefile, the steps the docs give for each release crossed,
+# then `make lint test`. To cover a new release, add it to RELEASES and here;
+# a step the docs give for updating to a release goes in STEPS_FOR.
+FROM_YOURS = {
+    "0.4.0": {},
+    "0.5.1": {"python_version": "3.12", "include_mcp": True},
+}
+
+# The user's new tool's test, written against the old release's fixtures:
+# `start` serves a thread in-process whose scripted model calls the tool.
+YOURS_WEATHER_TEST = f'''"""forecast, the user's own tool, as the agent calls it."""
+
+from {PACKAGE}.scripted_model import call, reply, use
+from {PACKAGE}.settings import AGENT_NAME
+
+
+def test_the_model_gets_the_forecast(start):
+    thread = start(use(call("forecast", "t1", city="Oslo")), reply("Sunny, they say."))
+
+    events = thread.say("Weather in Oslo?")
+
+    (result,) = thread.model.last_tool_results()
+    assert result["content"] == [{{"text": f"{{AGENT_NAME}} says: sunny in Oslo"}}]
+    assert events[-1] == {{"data": "Sunny, they say."}}
+'''
+
+
+def make_checked(project: Path, *command: str) -> subprocess.CompletedProcess:
+    result = run(["make", *command], project)
+    assert result.returncode == 0, (command, result.stdout[-4000:], result.stderr[-3000:])
+    return result
+
+
+def generated_and_installed(repo: Path, destination: Path, release: str, **answers) -> Path:
+    """What the README's first steps make: a copy, `git init && make install`, a commit."""
+    run_copy(str(repo), destination, data=answers, defaults=True, vcs_ref=release, quiet=True)
+    git(destination, "init", "-q")
+    make_checked(destination, "install")
+    commit_all(destination, "Generated")
+    return destination
+
+
+# The files the user wrote or edited in yours/ and tests/yours/, relative to the
+# project, and what of the user's each must still hold after an update (a release
+# that moves modules may rewrite the imports in them, as 0.4.0's did).
+YOURS_EDITED = {
+    f"app/{PACKAGE}/yours/tools/weather.py": 'return f"{AGENT_NAME} says: sunny in {city}"',
+    f"app/{PACKAGE}/yours/tools/__init__.py": "    Row(forecast, ALLOW),\n",
+    f"app/{PACKAGE}/yours/prompt.py": "Penny, the billing helper",
+    "tests/yours/test_weather.py": "def test_the_model_gets_the_forecast(start):",
+}
+USERS_TEST = "tests/yours/test_weather.py"
+
+
+def add_import(path: Path, line: str) -> None:
+    """An import among the module's others from the same package, where isort puts it."""
+    lines = path.read_text().splitlines(keepends=True)
+    package = line.rsplit(".", 1)[0].removeprefix("from ")
+    siblings = [i for i, old in enumerate(lines) if old.startswith(f"from {package}.")]
+    at = max([i + 1 for i in siblings if lines[i] < line], default=siblings[0])
+    path.write_text("".join([*lines[:at], line, *lines[at:]]))
+
+
+def edit_yours(project: Path) -> None:
+    """A user's work in yours/: a new tool with its row, a reworded prompt, the tool's test.
+
+    The test passes on the release the project came from before it is committed.
+    """
+    yours = project / "app" / PACKAGE / "yours"
+    (yours / "tools" / "weather.py").write_text(MOVED_WEATHER_TOOL)
+    tools = yours / "tools" / "__init__.py"
+    add_import(tools, f"from {PACKAGE}.yours.tools.weather import forecast\n")
+    edit(tools, "    Row(ask_human, ALLOW),\n", "    Row(ask_human, ALLOW),\n    Row(forecast, ALLOW),\n")
+    edit(yours / "prompt.py", "an assistant in a Slack thread", "Penny, the billing helper")
+    (project / "tests" / "yours" / "test_weather.py").write_text(YOURS_WEATHER_TEST)
+    own_test = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider", USERS_TEST], project)
+    assert own_test.returncode == 0, own_test.stdout[-3000:]
+    make_checked(project, "lint")
+    commit_all(project, "Penny tells the weather")
+
+
+def fresh_readme(repo: Path, project: Path, tmp_path: Path) -> None:
+    take_the_new_readme(repo, project, tmp_path / "fresh")
+
+
+# The steps docs/updating.md gives after `make update`, by the release that
+# brings them; each is (template repository, project, a folder of its own).
+STEPS_FOR = {
+    "0.6.0": [fresh_readme],
+}
+
+
+@pytest.mark.parametrize("release", FROM_YOURS)
+def test_an_update_from_a_release_with_yours_keeps_the_users_tool_served_and_tested(
+    releases, tmp_path, release
+):
+    project = generated_and_installed(
+        releases, tmp_path / "project", release, **FROM_YOURS[release]
+    )
+    edit_yours(project)
+
+    updated = make_checked(project, "update", "ARGS=--defaults")
+    for version, steps in STEPS_FOR.items():
+        if Version(release) < Version(version) <= Version(CURRENT):
+            for step in steps:
+                step(releases, project, tmp_path)
+    checked = make_checked(project, "lint", "test")
+
+    assert "Update merged cleanly" in updated.stdout + updated.stderr
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["_commit"] == CURRENT
+    for path, kept in YOURS_EDITED.items():
+        assert kept in (project / path).read_text(), path
+    assert " passed" in checked.stdout and "Bytecode compiled" not in checked.stderr
+    own_test = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider", USERS_TEST], project)
+    assert own_test.returncode == 0 and "1 passed" in own_test.stdout, own_test.stdout[-3000:]
+    assert served(project, "main.registry.decision_for('forecast')") == "allow\n"
+    assert "Penny, the billing helper" in served(
+        project, f"__import__('{PACKAGE}.agent', fromlist=['agent']).SYSTEM_PROMPT"
+    )
