@@ -1,8 +1,8 @@
 """`copier update` keeps users' work: temporary git copies of the template, with tags.
 
-0.1.0, 0.2.0, 0.3.0, 0.4.0 and 0.5.1 are earlier releases, read from this repository's
-own git history; 0.6.0 is the template as it is now. A project copied from an
-earlier release and edited by its user is updated to 0.6.0 the way `make
+0.1.0, 0.2.0, 0.3.0, 0.4.0, 0.5.1 and 0.6.0 are earlier releases, read from this repository's
+own git history; 0.7.0 is the template as it is now. A project copied from an
+earlier release and edited by its user is updated to 0.7.0 the way `make
 update` does it, following the CHANGELOG's steps, and must end green, with
 the user's files in app/<package>/yours/.
 """
@@ -36,8 +36,10 @@ RELEASES = {
     "0.4.0": "7ea269b3e417cfb29023b3d2f86b1ee5087e32c7",
     # (deployed with the AgentCore CLI; V2 by scripts/platform.py)
     "0.5.1": "11b59264f97049374c80a51817b00b3b2375d647",
+    # (deployed as code; the package's modules side by side)
+    "0.6.0": "2a1b1410457752c03a4527432a99e24241a43c5a",
 }
-CURRENT = "0.6.0"
+CURRENT = "0.7.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
@@ -325,14 +327,14 @@ def test_update_moves_the_users_files_into_yours_rebuilds_the_lock_and_keeps_the
     assert_generated_suite_passes(project)
     # The app serves them: the rows (a 0.1.0 policy.py's decision and FILES_FROM
     # made into rows), the reworded tool, the prompt.
-    registry = "main.registry.decision_for('forecast'), sorted(main.registry.files_from)"
+    registry = "main.app.state.registry.decision_for('forecast'), sorted(main.app.state.registry.files_from)"
     assert served(project, registry) == (
         "allow ['generate_image', 'publish_report', 'write_document']\n"
     )
-    ask_human = "[r.tool for r in main.registry.rows if r.name == 'ask_human'][0]"
+    ask_human = "[r.tool for r in main.app.state.registry.rows if r.name == 'ask_human'][0]"
     assert "never guess names" in served(project, f"{ask_human}.tool_spec['description']")
     assert "Penny, the billing helper" in served(
-        project, f"__import__('{PACKAGE}.agent', fromlist=['agent']).SYSTEM_PROMPT"
+        project, f"__import__('{PACKAGE}.yours.prompt', fromlist=['prompt']).SYSTEM_PROMPT"
     )
 
 
@@ -358,7 +360,7 @@ def test_turning_image_generation_off_removes_its_files_and_wiring(releases, tmp
     for path in project.rglob("*.py"):
         assert "generate_image" not in path.read_text(), path
     assert_clean_merge(project)
-    tools = served(project, "[row.name for row in main.registry.rows]")
+    tools = served(project, "[row.name for row in main.app.state.registry.rows]")
     assert "ask_human" in tools and "generate_image" not in tools
 
 
@@ -590,7 +592,7 @@ def test_an_update_from_a_release_with_yours_keeps_the_users_tool_served_and_tes
     assert " passed" in checked.stdout and "Bytecode compiled" not in checked.stderr
     own_test = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider", USERS_TEST], project)
     assert own_test.returncode == 0 and "1 passed" in own_test.stdout, own_test.stdout[-3000:]
-    assert served(project, "main.registry.decision_for('forecast')") == "allow\n"
+    assert served(project, "main.app.state.registry.decision_for('forecast')") == "allow\n"
     assert "Penny, the billing helper" in served(
-        project, f"__import__('{PACKAGE}.agent', fromlist=['agent']).SYSTEM_PROMPT"
+        project, f"__import__('{PACKAGE}.yours.prompt', fromlist=['prompt']).SYSTEM_PROMPT"
     )
