@@ -42,11 +42,13 @@ def test_defaults_give_an_agentcore_layout(project):
         "README.md",
         ".gitignore",
         ".copier-answers.yml",
-        "app/my_welt_agent/wire.py",
-        "app/my_welt_agent/model.py",
-        "app/my_welt_agent/gate.py",
-        "app/my_welt_agent/welt_request.schema.json",
-        "app/my_welt_agent/tools/registry.py",
+        "app/my_welt_agent/api.py",
+        "app/my_welt_agent/factory.py",
+        "app/my_welt_agent/wire/payload.py",
+        "app/my_welt_agent/model/providers.py",
+        "app/my_welt_agent/gate/approval_gate.py",
+        "app/my_welt_agent/wire/welt_request.schema.json",
+        "app/my_welt_agent/gate/registry.py",
         "app/my_welt_agent/tools/mcp.py",
         "app/my_welt_agent/yours/tools/ask_human.py",
         ".python-version",
@@ -54,9 +56,8 @@ def test_defaults_give_an_agentcore_layout(project):
     ):
         assert (root / expected).is_file(), expected
     main = (root / "app" / "main.py").read_text()
-    assert "app = BedrockAgentCoreApp()" in main
-    assert 'if __name__ == "__main__":' in main
-    assert "app.run(port=PORT)" in main
+    assert "\napp = app_from_environment()\n" in main  # the module-level app AgentCore serves
+    assert 'if __name__ == "__main__":\n    serve(app)' in main
 
 
 def test_answers_file_records_the_answers_for_update(project):
@@ -104,7 +105,8 @@ def test_minimal_agent_keeps_the_wire_the_gate_and_one_tool(project):
     assert sorted(p.name for p in (root / "tests" / "yours").glob("*.py")) == [
         "test_ask_human.py"
     ]
-    assert (package / "wire.py").is_file() and (package / "gate.py").is_file()
+    assert (package / "wire" / "payload.py").is_file()
+    assert (package / "gate" / "approval_gate.py").is_file()
     for path in [*package.rglob("*.py"), *(root / "tests" / "yours").glob("*.py")]:
         text = path.read_text()
         assert "file_read" not in text and "generate_image" not in text, path

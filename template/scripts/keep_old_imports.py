@@ -57,7 +57,10 @@ def main(root: Path) -> int:
         stand_in = root / "app" / package / Path(*old.split(".")).with_suffix(".py")
         if stand_in.exists() and MARKER not in stand_in.read_text():
             continue  # a module of that name exists: nothing to stand in for
-        stand_in.write_text(stand_in_for(package, old, sorted(files)))
+        text = stand_in_for(package, old, sorted(files))
+        if stand_in.exists() and stand_in.read_text() == text:
+            continue
+        stand_in.write_text(text)
         print(f"kept {package}.{old} importable for {', '.join(sorted(files))}")
     return 0
 
@@ -93,13 +96,14 @@ def old_names(path: Path, package: str) -> set[str]:
 
 def stand_in_for(package: str, old: str, files: list[str]) -> str:
     new = MOVED[old]
-    imports = "".join(f"from {package}.{module} import *  # noqa: F403\n" for module in new)
+    users = "".join(f"    {path}\n" for path in files)
+    imports = "".join(f"from {package}.{module} import *  # noqa: F403\n" for module in sorted(new))
     return (
         f'"""`{package}.{old}`, where its names were before release 0.7.0.\n\n'
-        f"Kept because {', '.join(files)} import(s) it. Import from "
-        f"`{package}.api` instead\n(or `{package}.{new[0]}`), then delete this file.\n"
-        '"""\n\n'
-        f"{MARKER}\n{imports}"
+        f"Kept for the code of yours that imports it:\n{users}"
+        f"Import from `{package}.api` instead, or from\n"
+        f"`{package}.{new[0]}`; then delete this file.\n"
+        f'"""\n\n{MARKER}\n{imports}'
     )
 
 
