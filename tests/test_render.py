@@ -128,22 +128,25 @@ def test_what_you_own_is_one_folder_beside_the_templates_machinery(project):
         "tools/documents.py",
         "tools/report.py",
     ]
-    # tools/ holds only the template's machinery; TOOLS is in yours/tools/.
+    # tools/ holds only the template's tool adapters; TOOLS is in yours/tools/.
     machinery = sorted(p.name for p in (package / "tools").iterdir())
-    assert machinery == ["lazy.py", "left_out.py", "mcp.py", "prebuilt.py", "registry.py"]
-    # An update moves every other file of tools/ into yours/, so the script
-    # that moves them must know each module the template owns there.
+    assert machinery == ["__init__.py", "lazy.py", "left_out.py", "mcp.py", "prebuilt.py"]
+    # An update from before 0.4.0 moves every other file of tools/ into yours/,
+    # so the script that moves them must know each module the template owns
+    # there, and registry.py, which stood there until 0.7.0.
     script = (root / "scripts" / "move_yours.py").read_text()
     owned = re.search(r"^TEMPLATE_TOOLS = (\{.*\})$", script, re.M).group(1)
-    assert sorted(ast.literal_eval(owned)) == machinery
+    assert set(ast.literal_eval(owned)) == {*machinery, "registry.py"} - {"__init__.py"}
     assert sorted(p.name for p in (root / "tests" / "yours").iterdir()) == [
         "test_approval.py",
         "test_ask_human.py",
         "test_files.py",
         "test_report.py",
     ]
-    # Your files import the template's modules by their absolute names.
+    # Your files import the template through its one public module.
     for path in (package / "yours").rglob("*.py"):
+        imported = set(re.findall(r"^from my_welt_agent\.(\w+)", path.read_text(), re.MULTILINE))
+        assert imported <= {"api", "yours"}, path
         assert not re.search(r"^from \.", path.read_text(), re.MULTILINE), path
 
 

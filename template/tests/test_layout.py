@@ -24,9 +24,7 @@ def module_of(path: Path) -> str:
 # after an update (scripts/keep_old_imports.py) are not the layout's.
 STAND_IN = "# Written by scripts/keep_old_imports.py"
 MODULES = {
-    module_of(path): path
-    for path in PACKAGE.rglob("*.py")
-    if STAND_IN not in path.read_text()
+    module_of(path): path for path in PACKAGE.rglob("*.py") if STAND_IN not in path.read_text()
 }
 
 

@@ -7,7 +7,7 @@ depends on your code, and your code depends on nothing but this.
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from strands import ToolContext
 
@@ -18,6 +18,8 @@ from .settings import AGENT_NAME, INTERRUPT_PREFIX
 from .tools.lazy import LazyTool
 from .tools.mcp import Stdio, StreamableHttp
 from .tools.prebuilt import PREBUILT
+
+T = TypeVar("T")
 
 __all__ = [
     "AGENT_NAME",
@@ -54,7 +56,7 @@ class CallMemo:
         self._state = tool_context.agent.state
         self._key = f"{name}:{tool_context.tool_use['toolUseId']}"
 
-    def get_or_make[T](self, make: Callable[[], T]) -> T:
+    def get_or_make(self, make: Callable[[], T]) -> T:
         """The value kept for this call, made (and kept) on the first pass."""
         kept: Any = self._state.get(self._key)
         if kept is None:

@@ -19,7 +19,7 @@ import asyncio
 import os
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from strands.storage import InMemoryStorage, LocalFileStorage, S3Storage
 from strands.types.exceptions import StorageError
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from boto3 import Session
     from botocore.client import BaseClient
     from botocore.config import Config
+
+
+T = TypeVar("T")
 
 
 class StoreUnavailable(Exception):
@@ -68,7 +71,7 @@ class RunStorage:
     async def _create(self, key: str, data: bytes) -> bool:
         raise NotImplementedError
 
-    async def _reaching[T](self, operation: Awaitable[T]) -> T:
+    async def _reaching(self, operation: Awaitable[T]) -> T:
         """The operation's result; a failure to reach the store becomes StoreUnavailable."""
         try:
             return await operation
