@@ -28,7 +28,9 @@ class RehearsalModel(ScriptedModel):
 
     records_requests = False
 
-    def next_turn(self, messages: Messages, tool_specs: list[ToolSpec] | None = None) -> list[Event]:
+    def next_turn(
+        self, messages: Messages, tool_specs: list[ToolSpec] | None = None
+    ) -> list[Event]:
         offered = {spec["name"] for spec in tool_specs or []}
         steps = [_question()]
         if "publish_report" in offered:

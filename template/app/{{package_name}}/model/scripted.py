@@ -53,7 +53,9 @@ class ScriptedModel(Model):
         for event in self.next_turn(messages, tool_specs):
             yield event
 
-    def next_turn(self, messages: Messages, tool_specs: list[ToolSpec] | None = None) -> list[Event]:
+    def next_turn(
+        self, messages: Messages, tool_specs: list[ToolSpec] | None = None
+    ) -> list[Event]:
         if not self.turns:
             raise RuntimeError("the scripted model has no turns left")
         return self.turns.pop(0)
