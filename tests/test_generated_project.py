@@ -1,4 +1,4 @@
-"""The generated project passes its own checks: uv sync, ruff, and its tests."""
+"""The generated project passes its own checks: uv sync, ruff, mypy, and its tests."""
 
 import json
 import re
@@ -54,6 +54,29 @@ def test_ruff_format_leaves_every_file_as_rendered(built):
     result = run(["uv", "run", "--no-sync", "ruff", "format", "--check", "."], built)
 
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_passes_untouched(built):
+    result = run(["uv", "run", "--no-sync", "mypy"], built)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("Success: no issues found"), result.stdout
+
+
+def test_make_lint_fails_on_a_type_error(built):
+    """make lint runs the type checker: code ruff passes but mypy refuses fails it."""
+    path = built / "app" / "my_welt_agent" / "yours" / "mistyped.py"
+    path.write_text('def answer() -> int:\n    return "forty-two"\n')
+    try:
+        result = run(["make", "lint"], built)
+    finally:
+        path.unlink()
+
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "All checks passed!" in result.stdout  # ruff found nothing
+    refused = 'mistyped.py:2: error: Incompatible return value type (got "str", expected "int")'
+    assert refused in result.stdout, result.stdout
 
 
 def test_lockfile_is_created_and_current(built):

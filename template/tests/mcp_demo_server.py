@@ -12,7 +12,7 @@ from pathlib import Path
 try:  # mcp 2 renamed FastMCP
     from mcp.server.mcpserver import MCPServer as Server
 except ImportError:
-    from mcp.server.fastmcp import FastMCP as Server
+    from mcp.server.fastmcp import FastMCP as Server  # type: ignore[attr-defined,no-redef]  # mcp 1
 
 server = Server("demo")
 
@@ -42,5 +42,6 @@ if __name__ == "__main__":
     elif Server.__name__ == "MCPServer":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
-        server.settings.host, server.settings.port = "127.0.0.1", int(sys.argv[2])
+        # mcp 1's FastMCP settings; the checker reads mcp 2's MCPServer.
+        server.settings.host, server.settings.port = "127.0.0.1", int(sys.argv[2])  # type: ignore[attr-defined]
         server.run("streamable-http")

@@ -44,7 +44,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # (None where this file is read unrendered, by the template's own tests/test_docs.py)
-PACKAGE = next((p.parent.name for p in (ROOT / "app").glob("*/settings.py")), None)
+PACKAGE = next(p.parent.name for p in (ROOT / "app").glob("*/settings.py"))
 MARKER = "not run by the tests:"
 README_CHECKED = "<!-- tests/test_docs.py checks this file -->"
 PATH_SUFFIXES = (".py", ".md", ".json", ".toml", ".sh", ".yml", ".yaml", ".txt", ".lock")
@@ -108,7 +108,7 @@ def documents(root: Path = ROOT) -> list[Path]:
 
 
 def makefile_targets(makefile: Path) -> set[str]:
-    targets = set()
+    targets: set[str] = set()
     for line in makefile.read_text().splitlines():
         match = re.match(r"^([A-Za-z0-9][\w.-]*(?:\s+[A-Za-z0-9][\w.-]*)*)\s*:(?![=:])", line)
         if match:
@@ -118,12 +118,14 @@ def makefile_targets(makefile: Path) -> set[str]:
 
 def split_markdown(text: str) -> tuple[list[str], list[tuple[str, int, list[str]]]]:
     """The text outside fences, and each fenced block as (language, first line, lines)."""
-    prose, blocks, block = [], [], None
+    prose: list[str] = []
+    blocks: list[tuple[str, int, list[str]]] = []
+    block: tuple[str, int, list[str]] | None = None
     for number, line in enumerate(text.splitlines(), 1):
         fence = re.match(r"^\s*```(\S*)", line)
         if fence and block is None:
             block = (fence.group(1), number, [])
-        elif fence:
+        elif fence and block is not None:
             blocks.append(block)
             block = None
         elif block is not None:
@@ -151,7 +153,8 @@ def sh_commands(document: Path) -> list[tuple[int, str, str | None]]:
     for language, start, lines in blocks:
         if language not in ("sh", "bash", "shell", "console"):
             continue
-        covering, pending, pending_line = None, [], None
+        covering, pending_line = None, None
+        pending: list[str] = []
         for offset, line in enumerate(lines, 1):
             stripped = line.strip()
             if not stripped and not pending:
@@ -221,7 +224,7 @@ def path_candidates(code: str, package: str) -> list[str]:
 @functools.cache
 def names_under(root: Path) -> frozenset[str]:
     """Every file and folder name under root, outside SKIPPED_DIRS (never walked: .venv is big)."""
-    names = set()
+    names: set[str] = set()
     for _, folders, files in os.walk(root):
         folders[:] = [folder for folder in folders if folder not in SKIPPED_DIRS]
         names.update(folders, files)
@@ -300,7 +303,8 @@ def slug(heading: str) -> str:
 @functools.cache
 def anchors(document: Path) -> frozenset[str]:
     prose, _ = split_markdown(document.read_text())
-    seen, found = {}, set()
+    seen: dict[str, int] = {}
+    found: set[str] = set()
     for line in prose:
         heading = HEADING.match(line)
         if heading:

@@ -15,12 +15,11 @@ below replaces the stock one and closes each of those gaps.
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strands.hooks import BeforeToolCallEvent
 from strands.plugins import hook
-from strands.types.tools import AgentTool
+from strands.types.tools import AgentTool, ToolGenerator, ToolUse
 from strands.vended_plugins.steering import (
     Interrupt,
     Proceed,
@@ -34,6 +33,9 @@ from .interrupt_names import gate_interrupt_name
 from .registry import ALLOW, Registry
 from .tool_errors import ErrorKind, error_result, refusal
 from .tool_results import ToolWrapper
+
+if TYPE_CHECKING:
+    from strands import Agent
 
 logger = logging.getLogger(__name__)
 
@@ -52,14 +54,16 @@ class ApprovalGate(SteeringHandler):
         self.registry = registry
 
     async def steer_before_tool(
-        self, *, agent: Any, tool_use: dict, **kwargs: Any
+        self, *, agent: "Agent", tool_use: ToolUse, **kwargs: Any
     ) -> ToolSteeringAction:
         """Proceed, or Interrupt with the question a human sees; raising refuses the call."""
         if self.registry.decision_for(tool_use["name"]) == ALLOW:
             return Proceed(reason="allowed by the registry")
         return Interrupt(reason=describe_call(tool_use))
 
-    @hook
+    # Strands types `hook` for a one-argument callback, not a method, and
+    # reads the event type from the annotation at run time.
+    @hook  # type: ignore[call-overload]
     async def provide_tool_steering_guidance(self, event: BeforeToolCallEvent) -> None:
         """Decide one call: only Proceed, or the approve button for the input shown, runs it.
 
@@ -121,7 +125,9 @@ class _ApprovedCall(ToolWrapper):
         self.approved_input = approved_input
         self.used = False
 
-    async def stream(self, tool_use: Any, invocation_state: Any, **kwargs: Any) -> AsyncIterator:
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
         same_call = tool_use.get("toolUseId") == self.call_id and not self.used
         if not same_call or fingerprint(tool_use.get("input")) != self.approved_input:
             yield error_result(tool_use, ErrorKind.APPROVAL_INPUT_CHANGED, _changed(self.tool_name))
@@ -131,7 +137,7 @@ class _ApprovedCall(ToolWrapper):
             yield event
 
 
-def describe_call(tool_use: dict) -> str:
+def describe_call(tool_use: ToolUse) -> str:
     """The question a human sees: which tool, with which arguments."""
     arguments = json.dumps(tool_use.get("input"), indent=2, ensure_ascii=False, default=str)
     note = ""
@@ -161,13 +167,13 @@ def approve_or_reject(message: str) -> dict:
     )
 
 
-def fingerprint(tool_input: Any) -> str:
+def fingerprint(tool_input: object) -> str:
     """A digest of the whole input, clipped or not, to compare what ran with what was shown."""
     canonical = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _denial(tool_name: str, answer: Any) -> str:
+def _denial(tool_name: str, answer: object) -> str:
     if isinstance(answer, str) and answer.strip():
         return f"The human did not approve {tool_name} and wrote: {answer.strip()}"
     return f"The human did not approve {tool_name}; it did not run."

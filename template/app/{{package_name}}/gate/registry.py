@@ -129,7 +129,7 @@ class ServingRegistry(Registry):
             self.rows, self._by_name, self._servers = served.rows, served._by_name, None
 
 
-def tool_name(tool: Any) -> str:
+def tool_name(tool: object) -> str:
     """The name of a decorated tool, an AgentTool, or a strands-tools module."""
     name = getattr(tool, "tool_name", None)
     if isinstance(name, str):

@@ -10,6 +10,8 @@ import json
 from enum import StrEnum
 from typing import Any
 
+from strands.types.tools import ToolResult, ToolUse
+
 
 class ErrorKind(StrEnum):
     """Every kind of structured error a tool result can carry, named once."""
@@ -41,17 +43,19 @@ def refusal(kind: ErrorKind, message: str) -> str:
     return json.dumps({"error": {"kind": kind.value, "message": message}})
 
 
-def structured_error(result: dict) -> tuple[ErrorKind, str] | None:
+def structured_error(result: ToolResult) -> tuple[ErrorKind, str] | None:
     """The kind and message of one of this package's structured errors, or None."""
     error = error_object(result)
+    if error is None:
+        return None
     try:
-        kind = ErrorKind(error["kind"]) if error else None
+        kind = ErrorKind(error["kind"])
     except ValueError:
         return None  # a tool's own kind
-    return (kind, str(error.get("message", ""))) if kind else None
+    return kind, str(error.get("message", ""))
 
 
-def error_object(result: dict) -> dict | None:
+def error_object(result: ToolResult) -> dict[str, Any] | None:
     """The `{"kind", ...}` object of any structured error, a tool's own kinds included."""
     content = result.get("content") or [{}]
     try:
@@ -61,7 +65,7 @@ def error_object(result: dict) -> dict | None:
     return error if isinstance(error, dict) and "kind" in error else None
 
 
-def error_result(tool_use: Any, kind: ErrorKind, message: str) -> dict:
+def error_result(tool_use: ToolUse, kind: ErrorKind, message: str) -> ToolResult:
     return {
         "toolUseId": tool_use["toolUseId"],
         "status": "error",

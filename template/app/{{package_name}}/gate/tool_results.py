@@ -10,12 +10,11 @@ gate uses for a denial.
 """
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent
 from strands.plugins import Plugin, hook
-from strands.types.tools import AgentTool
+from strands.types.tools import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
 from .tool_errors import ErrorKind, error_object, error_result, refusal
 
@@ -32,20 +31,24 @@ class ToolWrapper(AgentTool):
         return self.wrapped.tool_name
 
     @property
-    def tool_spec(self) -> Any:
+    def tool_spec(self) -> ToolSpec:
         return self.wrapped.tool_spec
 
     @property
     def tool_type(self) -> str:
         return self.wrapped.tool_type
 
-    async def stream(self, tool_use: Any, invocation_state: Any, **kwargs: Any) -> AsyncIterator:
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
         async for event in self.wrapped.stream(tool_use, invocation_state, **kwargs):
             yield event
 
 
 class _CancellationGuard(ToolWrapper):
-    async def stream(self, tool_use: Any, invocation_state: Any, **kwargs: Any) -> AsyncIterator:
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
         try:
             async for event in self.wrapped.stream(tool_use, invocation_state, **kwargs):
                 yield event
@@ -61,12 +64,14 @@ class ToolResults(Plugin):
 
     name = "tool-results"
 
-    @hook
+    # Strands types `hook` for a one-argument callback, not a method, and
+    # reads the event type from the annotation at run time.
+    @hook  # type: ignore[call-overload]
     def guard_cancellation(self, event: BeforeToolCallEvent) -> None:
         if event.selected_tool is not None:
             event.selected_tool = _CancellationGuard(event.selected_tool)
 
-    @hook
+    @hook  # type: ignore[call-overload]  # a method: see above
     def structure_failures(self, event: AfterToolCallEvent) -> None:
         result = event.result
         if result.get("status") != "error" or error_object(result) is not None:

@@ -11,8 +11,11 @@ first reply says that no model is in use.
 
 import re
 
+from strands.types.content import Messages
+from strands.types.tools import ToolSpec
+
 from ..platform.restore import instance_id
-from .scripted import ScriptedModel, call, reply, use
+from .scripted import Event, ScriptedModel, call, reply, use
 
 NOTICE = "**Rehearsal mode: no model is in use; every reply is scripted.**"
 FINISHED = "Rehearsal done: everything above went over the wire."
@@ -25,7 +28,9 @@ class RehearsalModel(ScriptedModel):
 
     records_requests = False
 
-    def next_turn(self, messages: list[dict], tool_specs: list[dict] | None = None) -> list[dict]:
+    def next_turn(
+        self, messages: Messages, tool_specs: list[ToolSpec] | None = None
+    ) -> list[Event]:
         offered = {spec["name"] for spec in tool_specs or []}
         steps = [_question()]
         if "publish_report" in offered:
@@ -40,7 +45,7 @@ class RehearsalModel(ScriptedModel):
         return reply(FINISHED + _restart_note(messages))
 
 
-def _question() -> list[dict]:
+def _question() -> list[Event]:
     return call(
         "ask_human",
         "rehearsal-question",
@@ -52,7 +57,7 @@ def _question() -> list[dict]:
     )
 
 
-def _report() -> list[dict]:
+def _report() -> list[Event]:
     return call(
         "publish_report",
         "rehearsal-report",
@@ -61,7 +66,7 @@ def _report() -> list[dict]:
     )
 
 
-def _document() -> list[dict]:
+def _document() -> list[Event]:
     return call(
         "write_document",
         "rehearsal-file",
@@ -70,7 +75,7 @@ def _document() -> list[dict]:
     )
 
 
-def _restart_note(messages: list[dict]) -> str:
+def _restart_note(messages: Messages) -> str:
     """Whether this run's question was asked by another process than the one finishing it."""
     for message in _since_the_last_user_text(messages):
         for block in message.get("content", []):
@@ -80,7 +85,7 @@ def _restart_note(messages: list[dict]) -> str:
     return ""
 
 
-def _tool_results_since_the_last_user_text(messages: list[dict]) -> int:
+def _tool_results_since_the_last_user_text(messages: Messages) -> int:
     return sum(
         "toolResult" in block
         for message in _since_the_last_user_text(messages)
@@ -88,7 +93,7 @@ def _tool_results_since_the_last_user_text(messages: list[dict]) -> int:
     )
 
 
-def _since_the_last_user_text(messages: list[dict]) -> list[dict]:
+def _since_the_last_user_text(messages: Messages) -> Messages:
     """This run's messages: with history, earlier turns are in the list too."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]

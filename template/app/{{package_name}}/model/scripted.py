@@ -8,10 +8,17 @@ can check what the model was shown (a tool's result, a denial).
 
 import copy
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from strands.models import Model
+from strands.types.content import Messages
+from strands.types.tools import ToolResult, ToolSpec
+
+# One Converse stream event, as a dict: Strands' StreamEvent types a text
+# delta's `delta` as ContentBlockDelta (an index and a delta), not the
+# DeltaContent a stream carries, so the events a model yields do not fit it.
+Event = dict[str, Any]
 
 
 class ScriptedModel(Model):
@@ -20,40 +27,46 @@ class ScriptedModel(Model):
     # Tests read what the model was shown; a long-lived rehearsal server must not keep it.
     records_requests = True
 
-    def __init__(self, *turns: list[dict]) -> None:
+    def __init__(self, *turns: list[Event]) -> None:
         self.turns = list(turns)
-        self.requests: list[list[dict]] = []
+        self.requests: list[Messages] = []
 
     def update_config(self, **model_config: Any) -> None:
         pass
 
-    def get_config(self) -> dict:
+    def get_config(self) -> dict[str, str]:
         return {"model_id": "scripted"}
 
     async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):
         raise NotImplementedError("the scripted model plays back text and tool calls only")
         yield  # pragma: no cover
 
-    async def stream(
-        self, messages, tool_specs=None, system_prompt=None, **kwargs
-    ) -> AsyncIterator[dict]:
+    async def stream(  # type: ignore[override]  # yields Events, see above
+        self,
+        messages: Messages,
+        tool_specs: list[ToolSpec] | None = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncGenerator[Event]:
         if self.records_requests:
             self.requests.append(copy.deepcopy(messages))
         for event in self.next_turn(messages, tool_specs):
             yield event
 
-    def next_turn(self, messages: list[dict], tool_specs: list[dict] | None = None) -> list[dict]:
+    def next_turn(
+        self, messages: Messages, tool_specs: list[ToolSpec] | None = None
+    ) -> list[Event]:
         if not self.turns:
             raise RuntimeError("the scripted model has no turns left")
         return self.turns.pop(0)
 
-    def last_tool_results(self) -> list[dict]:
+    def last_tool_results(self) -> list[ToolResult]:
         """The toolResult blocks of the newest message the model was sent."""
         newest = self.requests[-1][-1]
         return [block["toolResult"] for block in newest["content"] if "toolResult" in block]
 
 
-def reply(*chunks: str) -> list[dict]:
+def reply(*chunks: str) -> list[Event]:
     """A model turn that streams text, one delta per chunk, and ends the turn."""
     deltas = [{"contentBlockDelta": {"delta": {"text": chunk}}} for chunk in chunks]
     return [
@@ -65,7 +78,7 @@ def reply(*chunks: str) -> list[dict]:
     ]
 
 
-def call(name: str, tool_use_id: str, **tool_input: Any) -> list[dict]:
+def call(name: str, tool_use_id: str, **tool_input: object) -> list[Event]:
     """The content-block events of one tool call."""
     return [
         {"contentBlockStart": {"start": {"toolUse": {"name": name, "toolUseId": tool_use_id}}}},
@@ -74,9 +87,9 @@ def call(name: str, tool_use_id: str, **tool_input: Any) -> list[dict]:
     ]
 
 
-def use(*calls: list[dict], before: str = "") -> list[dict]:
+def use(*calls: list[Event], before: str = "") -> list[Event]:
     """A model turn that requests the given tool calls, all at once, after optional text."""
-    text = []
+    text: list[Event] = []
     if before:
         text = [
             {"contentBlockStart": {"start": {}}},

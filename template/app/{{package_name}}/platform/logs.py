@@ -21,7 +21,7 @@ class JsonLines(logging.Formatter):
     """timestamp, level, message, logger, then requestId/sessionId and the error, if any."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {
+        line: dict[str, object] = {
             "timestamp": datetime.fromtimestamp(record.created, UTC).isoformat(
                 timespec="milliseconds"
             ),

@@ -25,7 +25,10 @@ import os
 import random
 import secrets
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 
 def fresh_randomness() -> None:
@@ -41,10 +44,10 @@ class FreshRandomness:
     instrumentation opens around each request, not just before the agent's.
     """
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: "ASGIApp") -> None:
         self.app = app
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
         if scope["type"] in ("http", "websocket"):
             fresh_randomness()
         await self.app(scope, receive, send)

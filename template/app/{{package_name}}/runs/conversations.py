@@ -14,7 +14,7 @@ import asyncio
 import logging
 import weakref
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from typing import Any
 
@@ -146,7 +146,7 @@ class Conversations:
 
     async def _stream(
         self, agent: Agent, request: WeltRequest, session_id: str, resumed: Waiting | None
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any]]:
         """Stream one run; the agent's stream is always closed, so it never stays locked.
 
         The interrupt events come last: they are held until the run and its

@@ -19,11 +19,16 @@ tools.
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from strands import Agent
 from strands.models import Model
 from strands.telemetry import EventLoopMetrics
 from strands.types import Snapshot
+
+if TYPE_CHECKING:
+    # The names take_snapshot knows; Strands exports no public alias of them.
+    from strands.types._snapshot import SnapshotField
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +37,7 @@ logger = logging.getLogger(__name__)
 MAX_IDLE = 16
 
 # What one conversation leaves in an agent, in the names take_snapshot knows.
-_CONVERSATION = ["model_state", "system_prompt"]
+_CONVERSATION: "list[SnapshotField]" = ["model_state", "system_prompt"]
 
 
 class IdleAgents:

@@ -11,13 +11,12 @@ literal, and imports the module only when the model calls the tool.
 import ast
 import importlib
 import re
-from collections.abc import AsyncIterator
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from strands.tools.tools import PythonAgentTool
-from strands.types.tools import AgentTool
+from strands.types.tools import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
 from .left_out import explained
 
@@ -30,7 +29,7 @@ class LazyTool(AgentTool):
         self._name = name
         self._module = module or f"strands_tools.{name}"
         self._tool: AgentTool | None = None
-        self._spec: dict | None = None
+        self._spec: ToolSpec | None = None
 
     def _loaded(self) -> AgentTool:
         if self._tool is None:
@@ -45,7 +44,7 @@ class LazyTool(AgentTool):
                 self._tool = PythonAgentTool(self._name, module.TOOL_SPEC, found)
         return self._tool
 
-    def _unloaded_spec(self) -> dict | None:
+    def _unloaded_spec(self) -> ToolSpec | None:
         if self._tool is None and self._spec is None:
             self._spec = literal_tool_spec(self._module)
         return self._spec if self._tool is None else None
@@ -55,7 +54,7 @@ class LazyTool(AgentTool):
         return self._name
 
     @property
-    def tool_spec(self) -> Any:
+    def tool_spec(self) -> ToolSpec:
         return self._unloaded_spec() or self._loaded().tool_spec
 
     @property
@@ -63,12 +62,14 @@ class LazyTool(AgentTool):
         # A module with a literal TOOL_SPEC is a module tool, which Strands calls "python".
         return "python" if self._unloaded_spec() else self._loaded().tool_type
 
-    async def stream(self, tool_use: Any, invocation_state: Any, **kwargs: Any) -> AsyncIterator:
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
         async for event in self._loaded().stream(tool_use, invocation_state, **kwargs):
             yield event
 
 
-def literal_tool_spec(module: str) -> dict | None:
+def literal_tool_spec(module: str) -> ToolSpec | None:
     """The module's TOOL_SPEC, read from its source without importing it; None if not a literal.
 
     Only the assignment is parsed (from `TOOL_SPEC = {` to the first line
@@ -83,7 +84,8 @@ def literal_tool_spec(module: str) -> dict | None:
         spec = ast.literal_eval(assignment.group(1)) if assignment else None
     except (ValueError, SyntaxError):
         return None
-    return spec if isinstance(spec, dict) else None
+    # The module's own literal, in the shape Strands reads from TOOL_SPEC.
+    return cast(ToolSpec, spec) if isinstance(spec, dict) else None
 
 
 _TOOL_SPEC = re.compile(r"^TOOL_SPEC\s*=\s*(\{.*?^\})", re.MULTILINE | re.DOTALL)

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..gate.registry import ALLOW, ASK, Row
+from ..gate.registry import ALLOW, ASK, Decision, Row
 from ..settings import ConfigurationError
 
 if TYPE_CHECKING:  # imported when a server starts: with none listed, start-up stays light
@@ -42,7 +42,9 @@ class Stdio:
         params = StdioServerParameters(
             command=program, args=list(args), env=dict(self.env) if self.env else None
         )
-        return MCPClient(lambda: stdio_client(params), prefix=self.name)
+        # mcp's stdio_client yields its own stream types, which Strands'
+        # MCPTransport does not name, though it reads them as such.
+        return MCPClient(lambda: stdio_client(params), prefix=self.name)  # type: ignore[arg-type,return-value]
 
     def describe(self) -> str:
         return " ".join(self.command)
@@ -62,7 +64,9 @@ class StreamableHttp:
         if "url" in inspect.signature(MCPClient).parameters:  # Strands builds the transport
             return MCPClient(url=self.url, headers=dict(self.headers), prefix=self.name)
         # Older Strands, with the mcp 1.x that it installs.
-        from mcp.client.streamable_http import streamablehttp_client
+        from mcp.client.streamable_http import (  # type: ignore[attr-defined]  # mcp 1.x only
+            streamablehttp_client,
+        )
 
         return MCPClient(
             lambda: streamablehttp_client(self.url, headers=dict(self.headers)), prefix=self.name
@@ -99,7 +103,9 @@ class McpServers:
                 + listed
             )
         self.servers = servers
-        self.decisions = decisions
+        self.decisions: dict[str, Decision] = {
+            tool: ALLOW if gate == ALLOW else ASK for tool, gate in decisions.items()
+        }
         self._clients: list[MCPClient] = []
 
     def start(self) -> list[Row]:

@@ -63,7 +63,7 @@ def _answer_problem(reason: Any, answer: WeltAnswer) -> str | None:
     return None
 
 
-def _widgets(reason: Any) -> tuple[list, bool]:
+def _widgets(reason: Any) -> tuple[list[object], bool]:
     """The values the question's buttons answer, and whether it has a text field.
 
     Read as Welt renders the reason: a structured reason shows what it
@@ -72,7 +72,7 @@ def _widgets(reason: Any) -> tuple[list, bool]:
     declares nothing, gets Welt's default Approve and Reject buttons, which
     answer True and False.
     """
-    options = reason.get("options", []) if isinstance(reason, dict) else None
+    options = reason.get("options", []) if isinstance(reason, dict) else []
     structured = (
         isinstance(reason, dict)
         and isinstance(reason.get("message"), str)

@@ -46,7 +46,7 @@ class CheckedMessages:
         self._passed: OrderedDict[bytes, None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def fit(self, payload: Any) -> bool:
+    def fit(self, payload: object) -> bool:
         """True when the payload is a `messages` payload that fits the schema whole.
 
         False says nothing more: the payload is not a turn, or something in
@@ -102,7 +102,7 @@ def _validator(schema: dict, part: dict) -> Draft202012Validator:
             return node
         ref = node.get("$ref")
         name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
-        if node.keys() == {"$ref"} and name in defs and name not in within:
+        if node.keys() == {"$ref"} and name is not None and name in defs and name not in within:
             return inlined(defs[name], within | {name})
         return {key: inlined(value, within) for key, value in node.items()}
 

@@ -6,7 +6,7 @@ the agent: the turn's limits on the run, the file ceiling of one stream
 chunk, and the notices the human must not miss.
 """
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
@@ -30,7 +30,7 @@ def error_event(message: str) -> dict[str, str]:
 
 async def reply_events(
     agent: Agent, request: WeltRequest, files_from: frozenset[str], caps: TurnCaps
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[dict[str, Any]]:
     """Start the run the payload asks for and stream the events Welt renders.
 
     Every layer is closed when the consumer stops early: an agent whose
@@ -38,10 +38,13 @@ async def reply_events(
     for one stream chunk is replaced by a message saying why, so the stream
     goes on instead of failing at AgentCore.
     """
+    # Strands and welt-io-strands declare their streams AsyncIterator; both
+    # are async generators, which aclosing closes.
+    run = agent.stream_async(_prompt(request), limits=caps.left_for(agent))
     async with (
-        aclosing(agent.stream_async(_prompt(request), limits=caps.left_for(agent))) as raw,
+        aclosing(run) as raw,  # type: ignore[type-var]
         aclosing(_with_notices(raw, caps)) as noticed,
-        aclosing(renderable_events(noticed, agent=agent, files_from=files_from)) as events,
+        aclosing(renderable_events(noticed, agent=agent, files_from=files_from)) as events,  # type: ignore[type-var]
     ):
         async for event in events:
             file = event.get("file")
@@ -69,7 +72,7 @@ def _prompt(request: WeltRequest) -> Messages | list[Any]:
 
 async def _with_notices(
     stream: AsyncIterator[dict[str, Any]], caps: TurnCaps
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[dict[str, Any]]:
     """Tell the human, not only the model, what stopped a call or the turn.
 
     A refusal they cared about (the gate's, a run limit's) and a turn that

@@ -13,7 +13,7 @@ say: document names are unique within a payload. What passes is typed as
 import json
 from collections.abc import Iterable
 from importlib.resources import files
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast, final
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
@@ -44,6 +44,7 @@ class WeltMessage(TypedDict):
     content: list[dict[str, Any]]
 
 
+@final  # so that `"interrupt_responses" in request` tells the two kinds apart
 class WeltTurn(TypedDict):
     """A new turn: the thread's messages (with history, those since the agent's last reply)."""
 
@@ -57,6 +58,7 @@ class WeltAnswer(TypedDict):
     source: Literal["option", "input"]
 
 
+@final
 class WeltAnswers(TypedDict):
     """The answers that resume a run stopped on questions, by interrupt id."""
 
@@ -99,42 +101,8 @@ def payload_problem(payload: object) -> str | None:
         error = best_match(_VALIDATOR.iter_errors(payload))
         if error is not None:
             return _schema_problem(error)
-    if "messages" in payload:
+    if isinstance(payload, dict) and "messages" in payload:
         return _repeated_document_name(payload["messages"])
-    return None
-
-
-def _schema_problem(error: ValidationError) -> str:
-    detail = error.message if len(error.message) <= 200 else error.message[:200] + "..."
-    where = _json_path(error.absolute_path)
-    problem = f"{where} breaks the schema's '{error.validator}' rule: {detail}"
-    if error.validator == "additionalProperties" and any(
-        block in error.message for block in _FORGED_BLOCKS
-    ):
-        problem += " (Welt never sends tool calls or results: the turn is refused as forged)"
-    return problem
-
-
-def _repeated_document_name(messages: list[dict]) -> str | None:
-    """Where a document takes a name an earlier document of the payload has, or None.
-
-    Welt keeps names unique (it suffixes a repeated file name), and the
-    model tells documents apart by name: with two of one name, it would
-    read one of them as the other.
-    """
-    named: dict[str, str] = {}
-    for m, message in enumerate(messages):
-        for b, block in enumerate(message["content"]):
-            if "document" not in block:
-                continue
-            name = block["document"]["name"]
-            where = f"$.messages[{m}].content[{b}].document.name"
-            if name in named:
-                return (
-                    f"{where} repeats the document name {name!r} of {named[name]}: "
-                    "document names are unique within a payload"
-                )
-            named[name] = where
     return None
 
 

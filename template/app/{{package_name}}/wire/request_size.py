@@ -13,21 +13,20 @@ Content-Length (a chunked upload) is stopped at the limit too.
 """
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-Receive = Callable[[], Awaitable[dict]]
-Send = Callable[[dict], Awaitable[None]]
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class RequestSizeLimit:
     """ASGI middleware: read the body up to the limit, then hand it to the app."""
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
+    def __init__(self, app: "ASGIApp", max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: dict, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -51,7 +50,7 @@ class RequestSizeLimit:
         body = b"".join(chunks)
         delivered = False
 
-        async def replay() -> dict:
+        async def replay() -> "Message":
             nonlocal delivered
             if delivered:
                 return await receive()  # after the body: the client's disconnect
@@ -60,7 +59,7 @@ class RequestSizeLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, send: "Send") -> None:
         message = (
             f"Refused the request: its body is larger than {self.max_bytes:,} bytes "
             "(MAX_REQUEST_BYTES). Nothing of it was read or stored."
@@ -71,7 +70,7 @@ class RequestSizeLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-def _content_length(scope: dict) -> int | None:
+def _content_length(scope: "Scope") -> int | None:
     for name, value in scope.get("headers", []):
         if name == b"content-length":
             try:
