@@ -1,7 +1,10 @@
 """Render the template into temporary folders with copier's Python API."""
 
+import contextlib
+import fcntl
 import glob
 import itertools
+import json
 import os
 import shutil
 import subprocess
@@ -39,16 +42,81 @@ def combination_id(answers: dict) -> str:
 
 
 def render(destination: Path, **answers) -> Path:
-    """Copy the template's working tree (HEAD plus local changes) with these answers."""
-    run_copy(
-        str(TEMPLATE),
-        destination,
-        data=answers,
-        defaults=True,
-        vcs_ref="HEAD",
-        quiet=True,
-    )
+    """Copy the template's working tree (HEAD plus local changes) with these answers.
+
+    The first rendering of a set of answers in a run is copier's; every later
+    one is a copy of it (see `renderings`), file for file the same project.
+    """
+    with _rendering_cache(answers) as cached:
+        if cached is not None and cached.is_dir():
+            shutil.copytree(cached, destination, symlinks=True)
+            return destination
+        run_copy(
+            str(TEMPLATE),
+            destination,
+            data=answers,
+            defaults=True,
+            vcs_ref="HEAD",
+            quiet=True,
+        )
+        if cached is not None:  # kept whole or not at all
+            partial = cached.with_name("partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(destination, partial, symlinks=True)
+            partial.rename(cached)
     return destination
+
+
+# Where renderings are kept for the run: shared by the pytest-xdist workers.
+_RENDERINGS: list[Path] = []
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """An exclusive lock on a file next to `path`, held across pytest-xdist workers."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield path
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _rendering_cache(answers: dict):
+    """The cached copy's path for these answers (None outside a test run), locked."""
+    if not _RENDERINGS:
+        yield None
+        return
+    key = json.dumps(answers, sort_keys=True)
+    name = "-".join(f"{k}={v}" for k, v in sorted(answers.items())) or "defaults"
+    name = "".join(c if c.isalnum() or c in "=-_." else "_" for c in name)[:150]
+    with locked(_RENDERINGS[0] / name / "key.json") as path:
+        if path.is_file() and path.read_text() != key:  # a clash of cut names
+            yield None
+            return
+        path.write_text(key)
+        yield path.parent / "tree"
+
+
+def shared_root(tmp_path_factory) -> Path:
+    """A folder of this run that every pytest-xdist worker sees (the run's basetemp)."""
+    basetemp = tmp_path_factory.getbasetemp()
+    return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+
+
+@pytest.fixture(scope="session", autouse=True)
+def renderings(tmp_path_factory):
+    """Render each set of answers once per run: copier takes seconds, a copy milliseconds.
+
+    The template's working tree does not change during a run, so a second
+    rendering with the same answers would be the same files; tests get a copy
+    of their own to change.
+    """
+    _RENDERINGS.append(shared_root(tmp_path_factory) / "renderings")
+    yield
+    _RENDERINGS.clear()
 
 
 def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -109,6 +177,51 @@ def run_in(command: list[str], cwd: Path, python: str) -> subprocess.CompletedPr
     return subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900
     )
+
+
+# Renderings whose environment `make install` builds, for the modules that
+# then use the project as it is: each is built once per pytest-xdist worker
+# that needs it. A test that changes the project puts it back. On one worker,
+# test_generated_project.py (16 tests) runs before test_shipping.py and
+# test_run_store.py, which leave files and the deploy group behind:
+# --dist loadscope hands out the modules with the most tests first.
+BUILDS = {
+    # Every default: Python 3.13, every tool, a CodeZip deploy.
+    "defaults": {},
+    # The minimal agent on Python 3.12, unlisted tools allowed, runs in S3.
+    "minimal-s3": {
+        "python_version": "3.12",
+        "include_sample_tools": False,
+        "include_image_generation": False,
+        "gate_unlisted_tools": False,
+        "run_store": "s3",
+        "state_bucket": "acme-agent-runs",
+    },
+}
+
+
+@pytest.fixture(scope="session")
+def built_project(tmp_path_factory):
+    """A factory: the rendering BUILDS names, its environment built by `make install`, once."""
+    built: dict[str, Path | str] = {}
+
+    def of(name: str) -> Path:
+        if name not in built:
+            root = render(tmp_path_factory.mktemp(name) / "agent", **BUILDS[name])
+            installed = run(["make", "install"], root)  # uv sync, then app/'s pins
+            # It compiles the environment's bytecode, once (the Makefile says why).
+            compiled = "Bytecode compiled" in installed.stderr
+            built[name] = (
+                root
+                if installed.returncode == 0 and compiled
+                else f"make install failed (or compiled nothing) for {name}:\n"
+                f"{installed.stdout}{installed.stderr}"
+            )
+        if isinstance(built[name], str):  # every test that needs it fails, saying why
+            pytest.fail(built[name])
+        return built[name]
+
+    return of
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import TEMPLATE, UV, render
 
-# Each rendering's synth starts the CDK's Node.js process: CI runs these, a
-# quick `-m "not slow"` leaves them out.
+# The synth starts the CDK's Node.js process: CI runs these, a quick
+# `-m "not slow"` leaves them out. The renderings are synthesized once, together.
 pytestmark = pytest.mark.slow
 
 ENVIRONMENTS = ("staging", "prod")
@@ -78,27 +78,44 @@ def deploy_command(root: Path, *arguments: str, **env: str) -> subprocess.Comple
     )
 
 
-SYNTH_BOTH = """
+SYNTH_ALL = """
+import os
 import sys
 from pathlib import Path
-from deploy.app import synthesize
-from deploy.settings import load_environment
-for name in sys.argv[2:]:
-    synthesize(load_environment(name), Path(sys.argv[1]) / name)
+environments, roots = sys.argv[1].split(","), sys.argv[2:]
+for root in roots:
+    os.chdir(root)
+    sys.path.insert(0, root)
+    from deploy.app import synthesize
+    from deploy.settings import load_environment
+    for name in environments:
+        synthesize(load_environment(name), Path(root).parent / "cdk.out" / name)
+    sys.path.remove(root)
+    for module in [name for name in sys.modules if name.split(".")[0] == "deploy"]:
+        del sys.modules[module]
 """
 
 
-def synth_all(root: Path, outdir: Path) -> dict[str, dict[str, dict]]:
-    """Each environment's templates, by stack name, written by one process."""
+def synth_all(roots: list[Path]) -> None:
+    """Each rendering's templates, for each environment, in cdk.out/ beside its root.
+
+    One process writes them all: each rendering's own deploy/ is imported for
+    its synth and forgotten before the next one's, so one Python and one
+    Node.js (the CDK's jsii) start, not one per rendering; the templates are
+    byte for byte those of a process per rendering.
+    """
     synthesized = subprocess.run(
-        [sys.executable, "-c", SYNTH_BOTH, str(outdir), *ENVIRONMENTS],
-        cwd=root,
+        [sys.executable, "-c", SYNTH_ALL, ",".join(ENVIRONMENTS), *map(str, roots)],
         env=offline_env(),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
     )
     assert synthesized.returncode == 0, synthesized.stderr[-3000:]
+
+
+def templates_in(outdir: Path) -> dict[str, dict[str, dict]]:
+    """Each environment's templates in a cloud assembly folder, by stack name."""
     return {
         name: {
             path.name.removesuffix(".template.json"): json.loads(path.read_text())
@@ -110,15 +127,13 @@ def synth_all(root: Path, outdir: Path) -> dict[str, dict[str, dict]]:
 
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory):
-    """A factory: the named rendering's templates, synthesized once per module."""
-    cache: dict[str, tuple[Path, dict]] = {}
+    """A factory: the named rendering's root and templates; every rendering is synthesized at once."""
+    base = tmp_path_factory.mktemp("synthesized")
+    roots = {name: render(base / name / "project", **RENDERINGS[name]) for name in RENDERINGS}
+    synth_all(list(roots.values()))
 
     def of(rendering: str) -> tuple[Path, dict[str, dict[str, dict]]]:
-        if rendering not in cache:
-            base = tmp_path_factory.mktemp(rendering)
-            root = render(base / "project", **RENDERINGS[rendering])
-            cache[rendering] = (root, synth_all(root, base / "cdk.out"))
-        return cache[rendering]
+        return roots[rendering], templates_in(roots[rendering].parent / "cdk.out")
 
     return of
 
@@ -184,17 +199,32 @@ def permissions_of(root: Path) -> dict:
 # ---------------------------------------------------------------- lint
 
 
+@pytest.fixture(scope="module")
+def lint_findings(synthesized) -> dict[str, list[dict]]:
+    """cfn-lint's findings on every rendering's templates, by template path: one run for all."""
+    paths = sorted(
+        str(path)
+        for rendering in RENDERINGS
+        for path in synthesized(rendering)[0].parent.glob("cdk.out/*/*.template.json")
+    )
+    linted = subprocess.run(
+        [TOOLS / "cfn-lint", "--format", "json", *paths], capture_output=True, text=True
+    )
+    by_path: dict[str, list[dict]] = {path: [] for path in paths}
+    for finding in json.loads(linted.stdout or "[]"):
+        by_path[finding["Filename"]].append(finding)
+    return by_path
+
+
 @pytest.mark.parametrize("rendering", RENDERINGS)
-def test_cfn_lint_finds_nothing_in_any_template_of_either_environment(synthesized, rendering):
+def test_cfn_lint_finds_nothing_in_any_template_of_either_environment(
+    synthesized, lint_findings, rendering
+):
     root, _ = synthesized(rendering)
     paths = sorted(str(path) for path in root.parent.glob("cdk.out/*/*.template.json"))
     assert len(paths) == 2 * len(ENVIRONMENTS)
 
-    linted = subprocess.run(
-        [TOOLS / "cfn-lint", "--format", "json", *paths], capture_output=True, text=True
-    )
-
-    findings = json.loads(linted.stdout or "[]")
+    findings = [finding for path in paths for finding in lint_findings[path]]
     unexpected = [
         finding
         for finding in findings

@@ -10,30 +10,22 @@ from test_compatibility import PINNED
 pytestmark = pytest.mark.slow
 
 # The richest rendering (history, a provider extra, MCP) runs at the floors and at
-# the newest releases in test_compatibility.py.
+# the newest releases in test_compatibility.py. Both builds are conftest's BUILDS,
+# which test_shipping.py and test_run_store.py use after these tests.
 CASES = {
-    "defaults (every tool, Python 3.13)": {},
-    "minimal agent on Python 3.12, unlisted tools allowed, runs in S3": {
-        "python_version": "3.12",
-        "include_sample_tools": False,
-        "include_image_generation": False,
-        "gate_unlisted_tools": False,
-        "run_store": "s3",
-    },
+    "defaults (every tool, Python 3.13)": "defaults",
+    "minimal agent on Python 3.12, unlisted tools allowed, runs in S3": "minimal-s3",
 }
 
 
-@pytest.fixture(params=CASES.values(), ids=CASES.keys(), scope="module")
-def built(request, tmp_path_factory):
-    """A rendered project with its environment built by uv."""
-    from conftest import render
-
-    root = render(tmp_path_factory.mktemp("generated") / "agent", **request.param)
-    installed = run(["make", "install"], root)  # uv sync, then app/'s pins
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    # It compiles the environment's bytecode, once (the Makefile says why).
-    assert "Bytecode compiled" in installed.stderr, installed.stderr
-    return root
+@pytest.fixture(
+    params=CASES.values(),
+    ids=CASES.keys(),
+    scope="module",
+)
+def built(request, built_project):
+    """A rendered project with its environment built by uv (`make install`)."""
+    return built_project(request.param)
 
 
 def test_a_uv_run_after_make_install_syncs_quietly(built):

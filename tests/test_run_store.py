@@ -21,7 +21,6 @@ import httpx
 import pytest
 from conftest import render, run
 
-BUCKET = "acme-agent-runs"
 PROJECT = "billing-bot"
 
 
@@ -87,19 +86,9 @@ RESUMED = "The run resumed in a new process"  # rehearsal's last words after a r
 
 
 @pytest.fixture(scope="module")
-def s3_agent(tmp_path_factory):
+def s3_agent(built_project):
     """The minimal agent rendered with run_store=s3, its environment built."""
-    root = render(
-        tmp_path_factory.mktemp("s3-agent") / "agent",
-        python_version="3.12",
-        include_sample_tools=False,
-        include_image_generation=False,
-        run_store="s3",
-        state_bucket=BUCKET,
-    )
-    installed = run(["make", "install"], root)
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    return root
+    return built_project("minimal-s3")
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import render, run
+from conftest import run
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
@@ -51,11 +51,10 @@ SESSION = "cli-session-0123456789abcdef0123456789"
 
 
 @pytest.fixture(scope="module")
-def installed_project(tmp_path_factory):
-    """The default rendering, its environment built and app/ pinned by `make install`."""
-    root = render(tmp_path_factory.mktemp("shipping") / "agent", deploy_build="CodeZip")
-    installed = run(["make", "install"], root)
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+def installed_project(built_project):
+    """The default rendering (a CodeZip deploy), its environment built and app/ pinned by `make install`."""
+    root = built_project("defaults")
+    assert 'DEPLOY_BUILD = "CodeZip"' in (root / "deploy" / "project.py").read_text()
     return root
 
 
