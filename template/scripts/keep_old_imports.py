@@ -13,7 +13,6 @@ delete it. The template does not own these files, so no update touches them.
 """
 
 import ast
-import re
 import sys
 from pathlib import Path
 
@@ -44,9 +43,10 @@ NOT_CODE = {".venv", ".git", "__pycache__", "node_modules", "cdk.out"}
 
 
 def main(root: Path) -> int:
-    package = package_name(root)
-    if package is None or not (root / "app" / package / "api.py").is_file():
-        return 0  # not a 0.7.0 project yet
+    found = sorted(root.glob("app/*/api.py"))  # the package's public module, from 0.7.0 on
+    if len(found) != 1:
+        return 0
+    package = found[0].parent.name
     users: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*.py")):
         if NOT_CODE & set(path.relative_to(root).parts):
@@ -63,14 +63,6 @@ def main(root: Path) -> int:
         stand_in.write_text(text)
         print(f"kept {package}.{old} importable for {', '.join(sorted(files))}")
     return 0
-
-
-def package_name(root: Path) -> str | None:
-    answers = root / ".copier-answers.yml"
-    if not answers.is_file():
-        return None
-    found = re.search(r"^package_name: *['\"]?(\w+)", answers.read_text(), re.MULTILINE)
-    return found.group(1) if found else None
 
 
 def old_names(path: Path, package: str) -> set[str]:
