@@ -247,7 +247,7 @@ def test_a_codezip_runtime_is_declared_on_v2_with_the_warmup_hook_the_app_serves
     root, templates = synthesized("default")
     runtime = the_runtime(runtime_stack(templates[environment], environment))
 
-    warmup = (root / "app" / "my_welt_agent" / "warmup.py").read_text()
+    warmup = (root / "app" / "my_welt_agent" / "platform" / "warmup.py").read_text()
     (served,) = re.findall(r'^WARMUP_PATH = "(.+)"$', warmup, re.M)
     assert runtime["PlatformVersion"] == "V2"
     hook = runtime["HooksConfiguration"]["Build"]["Warmup"]["Action"]["HttpPost"]

@@ -390,11 +390,11 @@ def renamed_module(tmp_path):
     package = repo / "template" / "app" / "{{package_name}}"
     yours = package / "yours"
     (yours / "prompt.py.jinja").rename(yours / "system_prompt.py.jinja")
-    edit(package / "agent.py", "from .yours.prompt import", "from .yours.system_prompt import")
+    edit(package / "factory.py", "from .yours.prompt import", "from .yours.system_prompt import")
     commit_all(repo, "0.1.0", tag="0.1.0")
 
     (yours / "system_prompt.py.jinja").rename(yours / "prompt.py.jinja")
-    edit(package / "agent.py", "from .yours.system_prompt import", "from .yours.prompt import")
+    edit(package / "factory.py", "from .yours.system_prompt import", "from .yours.prompt import")
     copier_yml = repo / "copier.yml"
     edit(copier_yml, "\n_message_after_copy:", f"{OLD_PROMPT}\n_message_after_copy:")
     copier_yml.write_text(copier_yml.read_text() + MIGRATION)
@@ -413,10 +413,10 @@ def test_a_migration_carries_a_renamed_user_module_across(renamed_module, tmp_pa
 
     assert not (yours / "system_prompt.py").exists()
     assert "Penny, the billing helper" in (yours / "prompt.py").read_text()
-    assert "from .yours.prompt import SYSTEM_PROMPT" in (package / "agent.py").read_text()
+    assert "from .yours.prompt import SYSTEM_PROMPT" in (package / "factory.py").read_text()
     assert_clean_merge(project)
     assert "Penny, the billing helper" in served(
-        project, f"__import__('{PACKAGE}.agent', fromlist=['agent']).SYSTEM_PROMPT"
+        project, f"__import__('{PACKAGE}.yours.prompt', fromlist=['prompt']).SYSTEM_PROMPT"
     )
 
 
@@ -576,6 +576,7 @@ def test_an_update_from_a_release_with_yours_keeps_the_users_tool_served_and_tes
         releases, tmp_path / "project", release, **FROM_YOURS[release]
     )
     edit_yours(project)
+    as_written = {path: (project / path).read_text() for path in YOURS_EDITED}
 
     updated = make_checked(project, "update", "ARGS=--defaults")
     for version, steps in STEPS_FOR.items():
@@ -589,6 +590,8 @@ def test_an_update_from_a_release_with_yours_keeps_the_users_tool_served_and_tes
     assert answers["_commit"] == CURRENT
     for path, kept in YOURS_EDITED.items():
         assert kept in (project / path).read_text(), path
+    # Untouched: the old module names they import are kept importable beside them.
+    assert {path: (project / path).read_text() for path in YOURS_EDITED} == as_written
     assert " passed" in checked.stdout and "Bytecode compiled" not in checked.stderr
     own_test = run(["uv", "run", "pytest", "-q", "-p", "no:cacheprovider", USERS_TEST], project)
     assert own_test.returncode == 0 and "1 passed" in own_test.stdout, own_test.stdout[-3000:]

@@ -44,7 +44,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # (None where this file is read unrendered, by the template's own tests/test_docs.py)
-PACKAGE = next(p.parent.name for p in (ROOT / "app").glob("*/settings.py"))
+PACKAGE = next((p.parent.name for p in (ROOT / "app").glob("*/settings.py")), None)
 MARKER = "not run by the tests:"
 README_CHECKED = "<!-- tests/test_docs.py checks this file -->"
 PATH_SUFFIXES = (".py", ".md", ".json", ".toml", ".sh", ".yml", ".yaml", ".txt", ".lock")
