@@ -303,7 +303,7 @@ def test_update_moves_the_users_files_into_yours_rebuilds_the_lock_and_keeps_the
         "left_out.py",
         "mcp.py",
         "prebuilt.py",
-        "registry.py",
+        "registry.py",  # since 0.7.0 the stand-in for the old name the user's files import
     ]
     assert not (package / "prompt.py").exists() and not (package / "policy.py").exists()
     assert (project / "tests" / "yours" / "test_ask_human.py").is_file()
@@ -319,7 +319,7 @@ def test_update_moves_the_users_files_into_yours_rebuilds_the_lock_and_keeps_the
     new_lock = (project / "uv.lock").read_text()
     assert 'requires-python = ">=3.12"' in new_lock
     assert re.search(r'name = "welt-io-strands"\nversion = "0\.(9|10)\.', new_lock)
-    assert (package / "welt_request.schema.json").is_file()
+    assert (package / "wire" / "welt_request.schema.json").is_file()
     assert "aws-opentelemetry-distro==" in (project / "app" / "pyproject.toml").read_text()
     answers_file = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers_file["_commit"] == CURRENT
@@ -327,8 +327,9 @@ def test_update_moves_the_users_files_into_yours_rebuilds_the_lock_and_keeps_the
     assert_generated_suite_passes(project)
     # The app serves them: the rows (a 0.1.0 policy.py's decision and FILES_FROM
     # made into rows), the reworded tool, the prompt.
-    registry = "main.app.state.registry.decision_for('forecast'), sorted(main.app.state.registry.files_from)"
-    assert served(project, registry) == (
+    registry = "main.app.state.registry"
+    rows = f"{registry}.decision_for('forecast'), sorted({registry}.files_from)"
+    assert served(project, rows) == (
         "allow ['generate_image', 'publish_report', 'write_document']\n"
     )
     ask_human = "[r.tool for r in main.app.state.registry.rows if r.name == 'ask_human'][0]"
