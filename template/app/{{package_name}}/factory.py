@@ -31,7 +31,7 @@ from .runs.conversations import Conversations
 from .runs.storage import open_run_storage
 from .runs.stored_runs import StoredRuns
 from .settings import AGENT_NAME, USE_MCP, ConfigurationError, Settings
-from .tools.left_out import explained
+from .tools.left_out import LeftOutLibrary, explained
 from .tools.mcp import McpServerError, McpServers
 from .wire.events import error_event
 from .wire.request_size import RequestSizeLimit
@@ -124,7 +124,10 @@ def registry_of_yours(settings: Settings) -> ServingRegistry:
     try:
         from .yours.tools import TOOLS
     except ModuleNotFoundError as missing:
-        raise explained(missing, "yours/tools (or a module it imports)") from missing
+        error = explained(missing, "yours/tools (or a module it imports)")
+        if isinstance(error, LeftOutLibrary):  # a setting of pyproject.toml, not a bug
+            raise ConfigurationError(str(error)) from missing
+        raise error from missing
     registry = Registry.of(TOOLS)
     if not USE_MCP:
         return ServingRegistry(registry)
