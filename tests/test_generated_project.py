@@ -89,6 +89,22 @@ def test_generated_test_suite_passes(built):
     assert "failed" not in result.stdout.splitlines()[-1]
 
 
+def test_make_test_passes_and_leaves_the_slow_tests_to_make_test_all(built):
+    """The quick loop: every test but those that start a process or the S3 server."""
+    result = run(["make", "test", "PYTEST_ADDOPTS=-p no:cacheprovider"], built)
+
+    collect = ["uv", "run", "--no-sync", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider"]
+    every = run(collect, built)
+
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    last = result.stdout.splitlines()[-1]
+    assert "failed" not in last and "error" not in last, last
+    quick = re.search(r"2 workers \[(\d+) items\]", result.stdout)
+    total = re.search(r"(\d+) tests collected", every.stdout)
+    assert quick and total, (result.stdout[:2000], every.stdout[-500:])
+    assert int(total.group(1)) - int(quick.group(1)) >= 10  # the slow ones, left out
+
+
 def test_gating_write_document_keeps_the_rehearsal_test_green(built):
     tools = built / "app" / "my_welt_agent" / "yours" / "tools" / "__init__.py"
     rows = tools.read_text()

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import CODE, PROJECT, Thread, answer_every_question, local_client
 
 # What the AgentCore CLI (0.30) leaves out when it copies codeLocation.
@@ -44,6 +45,7 @@ def test_the_code_folder_holds_only_code_after_a_served_turn(rehearsal_server):
     assert not [path for path in shipped if path.startswith(".")]
 
 
+@pytest.mark.slow  # runs uv
 def test_codezip_pins_are_exactly_uv_lock():
     checked = subprocess.run(
         [sys.executable, "scripts/runtime_pins.py", "--check"],
