@@ -60,6 +60,8 @@ def environment_variables(environment: Environment) -> dict[str, str]:
         "MODEL_PROVIDER": project.MODEL_PROVIDER,
         "MODEL_ID": environment.model_id,
         "ANSWER_WITHIN_DAYS": str(ANSWER_WITHIN_DAYS),
+        # The caller is then only who AgentCore says it is (platform/caller.py).
+        "ON_AGENTCORE": "true",
     }
     if project.RUN_STORE == "s3":
         assert environment.state_bucket is not None  # settings.py requires it with s3

@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 
 from strands import ToolContext
 
+from .gate.answerers import ANYONE, APPROVERS, STARTER, AnsweredBy, answer_to, users
+from .gate.audit import fingerprint
 from .gate.interrupt_names import interrupt_name
 from .gate.registry import ALLOW, ASK, Decision, Row
 from .model.scripted import ScriptedModel, call, reply, use
@@ -24,9 +26,13 @@ T = TypeVar("T")
 __all__ = [
     "AGENT_NAME",
     "ALLOW",
+    "ANYONE",
+    "APPROVERS",
     "ASK",
     "INTERRUPT_PREFIX",
     "PREBUILT",
+    "STARTER",
+    "AnsweredBy",
     "CallMemo",
     "Decision",
     "LazyTool",
@@ -34,11 +40,29 @@ __all__ = [
     "ScriptedModel",
     "Stdio",
     "StreamableHttp",
+    "ask",
     "call",
     "interrupt_name",
     "reply",
     "use",
+    "users",
 ]
+
+
+def ask(
+    tool_context: ToolContext,
+    name: str,
+    reason: dict[str, Any],
+    answered_by: AnsweredBy = ANYONE,
+) -> Any:
+    """`tool_context.interrupt(name, reason)`, for a question only some people may answer.
+
+    An answer from anyone else is not taken: the thread is told who may
+    answer, and the question is asked again (gate/answerers.py). Every
+    answer is recorded with who gave it (gate/audit.py).
+    """
+    shown = fingerprint(tool_context.tool_use.get("input"))
+    return answer_to(tool_context, name, reason, answered_by, fingerprint=shown)
 
 
 class CallMemo:

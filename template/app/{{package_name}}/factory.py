@@ -23,6 +23,7 @@ from .gate.consent import hand_consent_to_gate
 from .gate.registry import Registry, ServingRegistry
 from .gate.run_limits import TurnCaps
 from .model.providers import check_provider, shared_model
+from .platform.caller import caller_of
 from .platform.logs import log_json_lines, request_id, session_id
 from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
@@ -74,7 +75,15 @@ def create_app(
     model = new_model or shared_model(settings, model_options_of_yours())
     agent = new_agent or agent_of_yours(served, caps)
     store = store or stored_runs(settings)
-    conversations = Conversations(model, agent, served, store, caps)
+    conversations = Conversations(
+        model,
+        agent,
+        served,
+        store,
+        caps,
+        on_agentcore=settings.on_agentcore,
+        approvers=settings.approvers,
+    )
     start_tracing(settings)
 
     app = BedrockAgentCoreApp()
@@ -98,7 +107,9 @@ def create_app(
         except McpServerError as failed:
             yield error_event(str(failed))
             return
-        async for event in conversations.respond(payload, context.session_id):
+        # Read per request, never kept: every V2 instance shares module scope.
+        caller = caller_of(context.request.headers if context.request else {}, settings)
+        async for event in conversations.respond(payload, context.session_id, caller):
             yield event
 
     return app

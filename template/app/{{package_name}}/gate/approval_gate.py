@@ -12,7 +12,6 @@ lets a later hook change the input after the human approved it. The hook
 below replaces the stock one and closes each of those gaps.
 """
 
-import hashlib
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,8 @@ from strands.vended_plugins.steering import (
 from welt_io_strands import interrupt_reason
 
 from ..settings import AGENT_NAME
+from .answerers import answer_to
+from .audit import fingerprint
 from .interrupt_names import gate_interrupt_name
 from .registry import ALLOW, Registry
 from .tool_errors import ErrorKind, error_result, refusal
@@ -98,8 +99,12 @@ class ApprovalGate(SteeringHandler):
         if shown is None:
             shown = fingerprint(tool_use.get("input"))
             event.agent.state.set(shown_key, shown)
-        answer = event.interrupt(
-            gate_interrupt_name(tool_name, call_id), reason=approve_or_reject(action.reason)
+        answer = answer_to(
+            event,
+            gate_interrupt_name(tool_name, call_id),
+            approve_or_reject(action.reason),
+            self.registry.answered_by(tool_name),
+            fingerprint=shown,
         )
         event.agent.state.delete(shown_key)
         # Only the approve button answers True; typed text is always a string.
@@ -152,7 +157,7 @@ def describe_call(tool_use: ToolUse) -> str:
     )
 
 
-def approve_or_reject(message: str) -> dict:
+def approve_or_reject(message: str) -> dict[str, Any]:
     """The gate's question: Welt's approve and reject buttons, and a text field.
 
     The buttons answer True and False, values no typed reply can produce;
@@ -165,12 +170,6 @@ def approve_or_reject(message: str) -> dict:
         reject={"label": "Reject", "style": "danger"},
         input={"label": "Or say why not"},
     )
-
-
-def fingerprint(tool_input: object) -> str:
-    """A digest of the whole input, clipped or not, to compare what ran with what was shown."""
-    canonical = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=repr)
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _denial(tool_name: str, answer: object) -> str:

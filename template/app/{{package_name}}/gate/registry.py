@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..settings import GATE_UNLISTED_TOOLS, ConfigurationError
+from .answerers import ANYONE, AnsweredBy
 
 Decision = Literal["ask", "allow"]
 ASK: Decision = "ask"  # a human approves each call in the thread before it runs
@@ -31,15 +32,25 @@ class BareTools(ConfigurationError):
 
 @dataclass(frozen=True)
 class Row:
-    """A tool, the gate's decision for it, and whether its files go to the thread."""
+    """A tool, the gate's decision for it, whether its files go to the thread, who approves it.
+
+    answered_by says who may answer the gate's question for an ASK row
+    (gate/answerers.py): anyone who sees the thread, unless it says otherwise.
+    """
 
     tool: Any
     gate: Decision
     files_to_thread: bool = False
+    answered_by: AnsweredBy = ANYONE
 
     def __post_init__(self) -> None:
         if self.gate not in (ASK, ALLOW):
             raise ConfigurationError(f"{self.name}: gate must be ASK or ALLOW, not {self.gate!r}")
+        if not isinstance(self.answered_by, AnsweredBy):
+            raise ConfigurationError(
+                f"{self.name}: answered_by must be ANYONE, STARTER, APPROVERS or users(...), "
+                f"not {self.answered_by!r}"
+            )
 
     @property
     def name(self) -> str:
@@ -69,6 +80,10 @@ class Registry:
     def decision_for(self, name: str) -> Decision:
         row = self._by_name.get(name)
         return row.gate if row else self.unlisted
+
+    def answered_by(self, name: str) -> AnsweredBy:
+        row = self._by_name.get(name)
+        return row.answered_by if row else ANYONE
 
     @classmethod
     def of(cls, tools: Sequence[object]) -> "Registry":

@@ -18,7 +18,7 @@ request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 
 class JsonLines(logging.Formatter):
-    """timestamp, level, message, logger, then requestId/sessionId and the error, if any."""
+    """timestamp, level, message, logger, a record's own fields, requestId/sessionId, the error."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, object] = {
@@ -29,6 +29,9 @@ class JsonLines(logging.Formatter):
             "message": record.getMessage(),
             "logger": record.name,
         }
+        fields = getattr(record, "fields", None)  # logger.info(..., extra={"fields": {...}})
+        if isinstance(fields, dict):
+            line.update(fields)
         if request_id.get():
             line["requestId"] = request_id.get()
         if session_id.get():

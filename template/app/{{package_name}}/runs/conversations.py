@@ -21,8 +21,10 @@ from typing import Any
 from strands import Agent
 from strands.models import Model
 
+from ..gate.answerers import ANSWERING, STARTED_BY, Answering
 from ..gate.registry import Registry
 from ..gate.run_limits import TurnCaps, new_turn
+from ..platform.caller import SlackUser
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
 from ..wire.payload import RefusedPayload, WeltAnswer, WeltRequest, as_welt_request
@@ -48,8 +50,13 @@ class Conversations:
         registry: Registry,
         store: StoredRuns,
         caps: TurnCaps,
+        *,
+        on_agentcore: bool = False,
+        approvers: frozenset[str] = frozenset(),
     ) -> None:
         self._new_model = new_model
+        self._on_agentcore = on_agentcore
+        self._approvers = approvers
         self._registry = registry
         self._agents = IdleAgents(new_agent)
         self.store = store
@@ -61,9 +68,13 @@ class Conversations:
         self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def respond(
-        self, payload: object, session_id: str | None
+        self, payload: object, session_id: str | None, caller: SlackUser | None = None
     ) -> AsyncIterator[dict[str, Any]]:
-        """Payload, schema, agent, events: every failure ends in one `error` event."""
+        """Payload, schema, agent, events: every failure ends in one `error` event.
+
+        The caller is the request's verified Slack user (platform/caller.py):
+        who starts a run, or who answers it.
+        """
         session_id = session_id or LOCAL_SESSION
         try:
             request = as_welt_request(payload)
@@ -79,13 +90,20 @@ class Conversations:
                     agent, run = await self._resumed(session_id, request["interrupt_responses"])
                 else:
                     agent, run = await self._fresh(session_id), None
+                    if caller is None:
+                        agent.state.delete(STARTED_BY)
+                    else:
+                        agent.state.set(STARTED_BY, caller.id)
             except (CannotContinue, StoreUnavailable) as refused:
                 yield error_event(str(refused))
                 return
             except SessionIdError as refused:
                 yield error_event(f"Refused the request: {refused}.")
                 return
-            async for event in self._stream(agent, request, session_id, run):
+            answering = Answering(
+                caller, self._on_agentcore, self._approvers, session_id, run.run if run else None
+            )
+            async for event in self._stream(agent, request, session_id, run, answering):
                 yield event
 
     def _one_at_a_time(self, session_id: str) -> asyncio.Lock:
@@ -145,7 +163,12 @@ class Conversations:
         return agent, waiting
 
     async def _stream(
-        self, agent: Agent, request: WeltRequest, session_id: str, resumed: Waiting | None
+        self,
+        agent: Agent,
+        request: WeltRequest,
+        session_id: str,
+        resumed: Waiting | None,
+        answering: Answering,
     ) -> AsyncGenerator[dict[str, Any]]:
         """Stream one run; the agent's stream is always closed, so it never stays locked.
 
@@ -156,7 +179,9 @@ class Conversations:
         questions: dict[str, Any] = {}
         try:
             files_from = self._registry.files_from
-            async with aclosing(reply_events(agent, request, files_from, self._caps)) as events:
+            state = {ANSWERING: answering}
+            replies = reply_events(agent, request, files_from, self._caps, state)
+            async with aclosing(replies) as events:
                 async for event in events:
                     if "interrupt" in event:
                         questions[event["interrupt"]["id"]] = event["interrupt"]

@@ -29,18 +29,25 @@ def error_event(message: str) -> dict[str, str]:
 
 
 async def reply_events(
-    agent: Agent, request: WeltRequest, files_from: frozenset[str], caps: TurnCaps
+    agent: Agent,
+    request: WeltRequest,
+    files_from: frozenset[str],
+    caps: TurnCaps,
+    invocation_state: dict[str, Any] | None = None,
 ) -> AsyncGenerator[dict[str, Any]]:
     """Start the run the payload asks for and stream the events Welt renders.
 
     Every layer is closed when the consumer stops early: an agent whose
     stream is left open stays locked for the next request. A file too large
     for one stream chunk is replaced by a message saying why, so the stream
-    goes on instead of failing at AgentCore.
+    goes on instead of failing at AgentCore. The invocation state reaches
+    every hook and tool of this run alone (who sent the request, for one).
     """
     # Strands and welt-io-strands declare their streams AsyncIterator; both
     # are async generators, which aclosing closes.
-    run = agent.stream_async(_prompt(request), limits=caps.left_for(agent))
+    run = agent.stream_async(
+        _prompt(request), limits=caps.left_for(agent), invocation_state=invocation_state
+    )
     async with (
         aclosing(run) as raw,  # type: ignore[type-var]
         aclosing(_with_notices(raw, caps)) as noticed,
