@@ -62,7 +62,8 @@ def ask(
     answer is recorded with who gave it (gate/audit.py).
     """
     shown = fingerprint(tool_context.tool_use.get("input"))
-    return answer_to(tool_context, name, reason, answered_by, fingerprint=shown)
+    answer, _ = answer_to(tool_context, name, reason, answered_by, fingerprint=shown)
+    return answer
 
 
 class CallMemo:

@@ -90,11 +90,12 @@ class Asker(Protocol):
 
 def answer_to(
     asker: Asker, name: str, reason: dict[str, Any], answered_by: AnsweredBy, *, fingerprint: str
-) -> Any:
-    """The answer to the question `name`, from someone who may give it; asks again until then.
+) -> tuple[Any, dict[str, str]]:
+    """The answer to the question `name` from someone who may give it, and its audit attributes.
 
-    Every answer, taken or refused, is one audit line (gate/audit.py). The
-    fingerprint is the digest of the input the human saw.
+    Asks again until such an answer comes. Every answer, taken or refused,
+    is one audit line (gate/audit.py); the fingerprint is the digest of the
+    input the human saw.
     """
     state = asker.agent.state
     asked_again = f"asked_again:{asker.tool_use['toolUseId']}:{name}"
@@ -103,7 +104,7 @@ def answer_to(
     answering: Answering | None = asker.invocation_state.get(ANSWERING)
     started_by: str | None = state.get(STARTED_BY)
     refused = why_not(answered_by, answering, started_by)
-    record_answer(
+    audited = record_answer(
         answer,
         refused=refused,
         tool=asker.tool_use["name"],
@@ -115,7 +116,7 @@ def answer_to(
     )
     if refused is None:
         state.delete(asked_again)
-        return answer
+        return answer, audited
     state.set(asked_again, times + 1)
     again = {**reason, "message": f"_{refused}_\n\n{reason.get('message', '')}"}
     asker.interrupt(_name(name, times + 1), reason=again)  # raises: the run stops on it

@@ -16,6 +16,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import trace
 from strands.hooks import BeforeToolCallEvent
 from strands.plugins import hook
 from strands.types.tools import AgentTool, ToolGenerator, ToolUse
@@ -99,7 +100,7 @@ class ApprovalGate(SteeringHandler):
         if shown is None:
             shown = fingerprint(tool_use.get("input"))
             event.agent.state.set(shown_key, shown)
-        answer = answer_to(
+        answer, audited = answer_to(
             event,
             gate_interrupt_name(tool_name, call_id),
             approve_or_reject(action.reason),
@@ -113,7 +114,7 @@ class ApprovalGate(SteeringHandler):
         elif fingerprint(tool_use.get("input")) != shown:
             event.cancel_tool = refusal(ErrorKind.APPROVAL_INPUT_CHANGED, _changed(tool_name))
         else:
-            event.selected_tool = _ApprovedCall(event.selected_tool, call_id, shown)
+            event.selected_tool = _ApprovedCall(event.selected_tool, call_id, shown, audited)
 
 
 class _ApprovedCall(ToolWrapper):
@@ -123,11 +124,14 @@ class _ApprovedCall(ToolWrapper):
     neither a rewritten input nor a replay for another call gets through.
     """
 
-    def __init__(self, tool: AgentTool, call_id: str, approved_input: str) -> None:
+    def __init__(
+        self, tool: AgentTool, call_id: str, approved_input: str, audited: dict[str, str]
+    ) -> None:
         super().__init__(tool)
         # Public names: an AgentTool keeps private fields of its own.
         self.call_id = call_id
         self.approved_input = approved_input
+        self.audited = audited
         self.used = False
 
     async def stream(
@@ -138,6 +142,7 @@ class _ApprovedCall(ToolWrapper):
             yield error_result(tool_use, ErrorKind.APPROVAL_INPUT_CHANGED, _changed(self.tool_name))
             return
         self.used = True
+        trace.get_current_span().set_attributes(self.audited)  # the tool call's own span
         async for event in self.wrapped.stream(tool_use, invocation_state, **kwargs):
             yield event
 

@@ -43,8 +43,13 @@ def record_answer(
     allowed: frozenset[str] | None,
     session: str | None,
     run: str | None,
-) -> None:
-    """One audit line, and the same fields on the current span (the tool call's)."""
+) -> dict[str, str]:
+    """One audit line; returns the same fields as span attributes, set on the current span.
+
+    A question a tool asks is answered inside the tool call's span. The
+    gate's is answered before Strands opens one (a refused call gets none),
+    so the gate sets them again on the span of the call it lets run.
+    """
     fields: dict[str, object] = {
         "audit": outcome(answer, refused),
         "tool": tool,
@@ -58,11 +63,10 @@ def record_answer(
         fields["refusal"] = refused
     by = answerer or "nobody verified"
     logger.info("%s: %s by %s", fields["audit"], tool, by, extra={"fields": fields})
-    span = trace.get_current_span()
-    span.set_attributes(
-        {
-            f"welt.answer.{name}": value if isinstance(value, str) else json.dumps(value)
-            for name, value in fields.items()
-            if value is not None
-        }
-    )
+    attributes = {
+        f"welt.answer.{name}": value if isinstance(value, str) else json.dumps(value)
+        for name, value in fields.items()
+        if value is not None
+    }
+    trace.get_current_span().set_attributes(attributes)
+    return attributes
