@@ -70,6 +70,8 @@ def environment_variables(environment: Environment) -> dict[str, str]:
         variables["STATE_PREFIX"] = f"{project.PROJECT_NAME}/"
     else:
         variables["SESSION_STORAGE_DIR"] = SESSION_STORAGE_MOUNT
+    if environment.approvers:
+        variables["APPROVERS"] = ",".join(environment.approvers)
     return {**variables, **TELEMETRY}
 
 

@@ -51,6 +51,8 @@ class Environment:
     log_retention_days: int
     github_repository: str
     state_bucket: str | None = None
+    # The Slack users an APPROVERS question may be answered by (the runtime's APPROVERS).
+    approvers: tuple[str, ...] = ()
 
     @property
     def is_placeholder(self) -> bool:
@@ -64,6 +66,11 @@ class Environment:
     def runtime_name(self) -> str:
         """AgentCore's runtime name: letters, digits and underscores, so no hyphen."""
         return f"{project.AGENT_NAME}_{self.name}"
+
+
+# Keys an environment may leave out.
+OPTIONAL_KEYS = ("approvers",)
+_SLACK_USER = re.compile(r"slack:[A-Za-z0-9_-]+:[A-Za-z0-9_]+")
 
 
 def _keys() -> dict[str, type]:
@@ -96,11 +103,10 @@ def load_environment(name: str, path: Path = SETTINGS_FILE) -> Environment:
         raise SettingError(f"{path.name} has no [{name}] table")
     where = f"{path.name} [{name}]"
     expected = _keys()
-    unknown = sorted(set(table) - set(expected))
+    unknown = sorted(set(table) - set(expected) - set(OPTIONAL_KEYS))
     if unknown:
-        raise SettingError(
-            f"{where} has unknown keys {', '.join(unknown)}; it takes {', '.join(expected)}"
-        )
+        taken = ", ".join([*expected, *OPTIONAL_KEYS])
+        raise SettingError(f"{where} has unknown keys {', '.join(unknown)}; it takes {taken}")
     for key, kind in expected.items():
         if key not in table:
             raise SettingError(f"{where} needs {key}")
@@ -134,7 +140,14 @@ def load_environment(name: str, path: Path = SETTINGS_FILE) -> Environment:
             where, "state_bucket", bucket, valid,
             "an S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens",
         )  # fmt: skip
-    return Environment(name=name, **table)
+    approvers = table.pop("approvers", [])
+    _check(
+        where, "approvers", approvers,
+        isinstance(approvers, list)
+        and all(isinstance(user, str) and _SLACK_USER.fullmatch(user) for user in approvers),
+        'a list of Slack users as Welt names them, such as ["slack:T0123ABCD:U0123ABCD"]',
+    )  # fmt: skip
+    return Environment(name=name, approvers=tuple(approvers), **table)
 
 
 def _check(where: str, key: str, value: object, valid: object, accepts: str) -> None:

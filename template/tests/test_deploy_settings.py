@@ -76,3 +76,20 @@ def test_every_error_is_one_line(tmp_path):
 
     assert "\n" not in str(refused.value)
     assert str(refused.value).startswith("environments.toml is not valid TOML")
+
+
+def test_approvers_reach_the_runtime_as_its_approvers_setting(tmp_path):
+    users = '["slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"]'
+    path = with_setting(tmp_path, "[staging]\n", f"[staging]\napprovers = {users}\n")
+
+    variables = runtime.environment_variables(load_environment("staging", path))
+
+    assert variables["APPROVERS"] == "slack:T0123ABCD:U0123ABCD,slack:T0123ABCD:U0456EFGH"
+    assert variables["ON_AGENTCORE"] == "true"
+
+
+def test_an_approver_not_named_as_welt_names_them_is_refused(tmp_path):
+    path = with_setting(tmp_path, "[staging]\n", '[staging]\napprovers = ["U0123ABCD"]\n')
+
+    with pytest.raises(SettingError, match=r"\[staging\] approvers must be a list of Slack users"):
+        load_environment("staging", path)
