@@ -25,6 +25,8 @@ def main() -> None:
     project = rendered_project()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     env = uv_env(python_for(project_python(project)))
+    # As the README says: the environment, then app/'s pins (a test checks them).
+    subprocess.run(["make", "install"], cwd=project, env=env, check=True, capture_output=True)
 
     def seconds(command: list[str]) -> float:
         start = time.perf_counter()
