@@ -4,6 +4,7 @@ These run without the CDK (CI synthesizes both environments with `make synth`);
 they read the settings the way the synth does.
 """
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,10 @@ def test_approvers_reach_the_runtime_as_its_approvers_setting(tmp_path):
 
     assert variables["APPROVERS"] == "slack:T0123ABCD:U0123ABCD,slack:T0123ABCD:U0456EFGH"
     assert variables["ON_AGENTCORE"] == "true"
+    # What the deployment writes is what the agent's own settings take.
+    settings = importlib.import_module(f"{project.PACKAGE_NAME}.settings")
+    taken = settings.Settings.from_environment({**variables, "RUN_STORE": "session-storage"})
+    assert taken.approvers == {"slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"}
 
 
 def test_an_approver_not_named_as_welt_names_them_is_refused(tmp_path):

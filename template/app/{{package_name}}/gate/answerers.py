@@ -102,15 +102,15 @@ def answer_to(
     times: int = state.get(asked_again) or 0
     answer = asker.interrupt(_name(name, times), reason=reason)
     answering: Answering | None = asker.invocation_state.get(ANSWERING)
-    started_by: str | None = state.get(STARTED_BY)
-    refused = why_not(answered_by, answering, started_by)
+    allowed = allowed_ids(answered_by, answering, state.get(STARTED_BY))
+    refused = why_not(answered_by, answering, allowed)
     audited = record_answer(
         answer,
         refused=refused,
         tool=asker.tool_use["name"],
         fingerprint=fingerprint,
         answerer=answering.answerer.id if answering and answering.answerer else None,
-        allowed=allowed_ids(answered_by, answering, started_by),
+        allowed=allowed,
         session=answering.session if answering else None,
         run=answering.run if answering else None,
     )
@@ -124,13 +124,15 @@ def answer_to(
 
 
 def why_not(
-    answered_by: AnsweredBy, answering: Answering | None, started_by: str | None
+    answered_by: AnsweredBy, answering: Answering | None, allowed: frozenset[str] | None
 ) -> str | None:
-    """None when the answerer may answer; else the one line the thread is told."""
-    if answered_by.anyone:
+    """None when the answerer may answer; else the one line the thread is told.
+
+    `allowed` is `allowed_ids(...)` of the same question: None means anyone.
+    """
+    if allowed is None:
         return None
     answerer = answering.answerer if answering else None
-    allowed = allowed_ids(answered_by, answering, started_by)
     who = _described(answered_by, allowed)
     if answerer is None:
         if answering is not None and not answering.on_agentcore:
@@ -143,7 +145,7 @@ def why_not(
             "so it was not taken: Welt must invoke the agent with runtimeUserId, which "
             "needs bedrock-agentcore:InvokeAgentRuntimeForUser (docs/approvals.md)."
         )
-    if answerer.id in (allowed or ()):
+    if answerer.id in allowed:
         return None
     return f"{answerer.mention}'s answer was not taken: only {who} may answer this."
 
@@ -162,8 +164,8 @@ def allowed_ids(
     return frozenset(allowed)
 
 
-def _described(answered_by: AnsweredBy, allowed: frozenset[str] | None) -> str:
-    named = sorted(SlackUser(user).mention for user in allowed or ())
+def _described(answered_by: AnsweredBy, allowed: frozenset[str]) -> str:
+    named = sorted(SlackUser(user).mention for user in allowed)
     if answered_by.starter and not named:
         return "the person who started this run (no verified Slack user started it)"
     if not named:

@@ -13,10 +13,13 @@ The speaker mention `<@U…>: ` that opens each user message is attribution
 for the model; anyone can type one, so it never identifies anybody here.
 """
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..settings import SLACK_USER, Settings
+
+logger = logging.getLogger(__name__)
 
 USER_ID_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-User-Id"
 
@@ -41,7 +44,10 @@ def caller_of(headers: Mapping[str, str], settings: Settings) -> SlackUser | Non
     """
     sent = headers.get(USER_ID_HEADER, "").strip()
     if sent:
-        return SlackUser(sent) if SLACK_USER.fullmatch(sent) else None
+        if SLACK_USER.fullmatch(sent):
+            return SlackUser(sent)
+        logger.warning("%s is not a Slack user as Welt names one; no caller taken", USER_ID_HEADER)
+        return None
     if settings.local_user_id and not settings.on_agentcore:
         return SlackUser(settings.local_user_id)
     return None

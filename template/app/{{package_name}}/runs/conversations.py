@@ -89,11 +89,7 @@ class Conversations:
                 if "interrupt_responses" in request:
                     agent, run = await self._resumed(session_id, request["interrupt_responses"])
                 else:
-                    agent, run = await self._fresh(session_id), None
-                    if caller is None:
-                        agent.state.delete(STARTED_BY)
-                    else:
-                        agent.state.set(STARTED_BY, caller.id)
+                    agent, run = await self._fresh(session_id, caller), None
             except (CannotContinue, StoreUnavailable) as refused:
                 yield error_event(str(refused))
                 return
@@ -112,7 +108,7 @@ class Conversations:
             lock = self._turns[session_id] = asyncio.Lock()
         return lock
 
-    async def _fresh(self, session_id: str) -> Agent:
+    async def _fresh(self, session_id: str, caller: SlackUser | None) -> Agent:
         """A new agent for a turn; with history, the thread so far is restored into it.
 
         A new message closes any open question. Without history nothing is
@@ -122,7 +118,7 @@ class Conversations:
         self._held.pop(session_id, None)
         agent = self._agents.take(self._new_model())
         if conversation is None:
-            return agent
+            return started_by(agent, caller)
         asks_nothing = agent.take_snapshot(include=["interrupt_state"])
         try:
             load(agent, conversation)
@@ -136,7 +132,7 @@ class Conversations:
         # ("Tool was interrupted.") before the model sees the new message.
         agent.load_snapshot(asks_nothing)
         new_turn(agent)
-        return agent
+        return started_by(agent, caller)
 
     async def _resumed(
         self, session_id: str, answers: dict[str, WeltAnswer]
@@ -232,3 +228,12 @@ class Conversations:
             await closing
         except StoreUnavailable:
             logger.warning("could not record the failed run's outcome", exc_info=True)
+
+
+def started_by(agent: Agent, caller: SlackUser | None) -> Agent:
+    """The agent, its state naming who started this run: stored with the run, read by STARTER."""
+    if caller is None:
+        agent.state.delete(STARTED_BY)
+    else:
+        agent.state.set(STARTED_BY, caller.id)
+    return agent
