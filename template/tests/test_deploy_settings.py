@@ -89,7 +89,9 @@ def test_approvers_reach_the_runtime_as_its_approvers_setting(tmp_path):
     assert variables["ON_AGENTCORE"] == "true"
     # What the deployment writes is what the agent's own settings take.
     settings = importlib.import_module(f"{project.PACKAGE_NAME}.settings")
-    taken = settings.Settings.from_environment({**variables, "RUN_STORE": "session-storage"})
+    # (The scripted model and the folder store: they need no key and no bucket.)
+    offline = {**variables, "MODEL_PROVIDER": "rehearsal", "RUN_STORE": "session-storage"}
+    taken = settings.Settings.from_environment(offline)
     assert taken.approvers == {"slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"}
 
 
