@@ -6,6 +6,7 @@ AWS credentials and any outbound connection pointed at a closed port. The
 tests read the CloudFormation templates it writes.
 """
 
+import ast
 import contextlib
 import json
 import os
@@ -26,7 +27,7 @@ TOOLS = Path(sys.executable).parent
 
 RENDERINGS = {
     "default": {},
-    "s3": {"run_store": "s3", "state_bucket": "acme-agent-runs"},
+    "s3": {"run_store": "s3", "state_bucket": "acme-agent-runs", "memory": "agentcore"},
     "container": {"deploy_build": "Container"},
     "anthropic": {"model_provider": "anthropic", "include_image_generation": False},
     "lean": {"include_sample_tools": False, "include_image_generation": False, "include_mcp": True},
@@ -352,6 +353,8 @@ def test_the_execution_role_grants_exactly_what_the_agent_and_its_platform_call(
         expected |= set(permissions["MODEL_ACTIONS"])
     if RENDERINGS[rendering].get("run_store") == "s3":
         expected |= {*permissions["RUN_STORE_OBJECT_ACTIONS"], *permissions["RUN_STORE_BUCKET_ACTIONS"]}
+    if RENDERINGS[rendering].get("memory") == "agentcore":
+        expected |= set(permissions["MEMORY_ACTIONS"])
     if RENDERINGS[rendering].get("deploy_build") == "Container":  # pulling its image
         expected |= {
             "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer",
@@ -422,6 +425,64 @@ def test_with_s3_the_bucket_is_encrypted_private_and_expires_what_nobody_can_ans
     assert bucket["DeletionPolicy"] == "Retain"  # runs still waiting outlive the stack
     (policy,) = resources(template, "AWS::S3::BucketPolicy").values()
     assert "aws:SecureTransport" in json.dumps(policy)
+
+
+def test_with_memory_the_stack_creates_it_and_the_runtime_is_told_its_id(synthesized):
+    root, templates = synthesized("s3")
+    template = runtime_stack(templates["prod"], "prod")
+
+    ((name, memory),) = resources(template, "AWS::BedrockAgentCore::Memory").items()
+    assert memory["Properties"]["Name"] == "MyWeltAgent_prod"
+    variables = the_runtime(template)["EnvironmentVariables"]
+    assert variables["MEMORY_ID"] == {"Fn::GetAtt": [name, "MemoryId"]}
+    assert template["Outputs"]["MemoryId"]["Value"] == {"Fn::GetAtt": [name, "MemoryId"]}
+
+
+def test_with_memory_its_strategies_extract_where_the_agent_reads(synthesized):
+    root, templates = synthesized("s3")
+    (memory,) = resources(runtime_stack(templates["prod"], "prod"), "AWS::BedrockAgentCore::Memory").values()
+
+    namespaces = [
+        namespace
+        for strategy in memory["Properties"]["MemoryStrategies"]
+        for kind in strategy.values()
+        for namespace in kind["Namespaces"]
+    ]
+    kinds = [next(iter(strategy)) for strategy in memory["Properties"]["MemoryStrategies"]]
+    assert kinds == ["UserPreferenceMemoryStrategy", "SemanticMemoryStrategy"]
+    # The agent's own constant: what it reads is what the strategies write.
+    source = ast.parse((root / "app" / "my_welt_agent" / "memory" / "per_user.py").read_text())
+    (agent_reads,) = [
+        ast.literal_eval(node.value)
+        for node in source.body
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["NAMESPACES"]
+    ]
+    assert namespaces == list(agent_reads)
+    assert all("{actorId}" in namespace for namespace in namespaces)
+
+
+def test_with_memory_the_role_may_remember_and_recall_on_that_memory_alone(synthesized):
+    root, templates = synthesized("s3")
+    template = runtime_stack(templates["prod"], "prod")
+    (memory_name,) = resources(template, "AWS::BedrockAgentCore::Memory")
+
+    granted_on = [
+        statement
+        for statement in role_statements(template, "ExecutionRole")
+        if any(action in permissions_of(root)["MEMORY_ACTIONS"] for action in listed(statement["Action"]))
+    ]
+    (statement,) = granted_on
+    assert sorted(listed(statement["Action"])) == sorted(permissions_of(root)["MEMORY_ACTIONS"])
+    assert listed(statement["Resource"]) == [{"Fn::GetAtt": [memory_name, "MemoryArn"]}]
+    assert "Condition" not in statement
+
+
+def test_without_memory_the_stack_has_none(synthesized):
+    _, templates = synthesized("default")
+    template = runtime_stack(templates["prod"], "prod")
+
+    assert resources(template, "AWS::BedrockAgentCore::Memory") == {}
+    assert "MEMORY_ID" not in the_runtime(template)["EnvironmentVariables"]
 
 
 def test_staging_gets_its_own_bucket(synthesized):

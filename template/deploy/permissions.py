@@ -30,6 +30,13 @@ TRACE_ACTIONS = (
 METRIC_ACTIONS = ("cloudwatch:PutMetricData",)
 METRIC_NAMESPACE = "bedrock-agentcore"
 
+# What memory per Slack user calls (app/<package>/memory/per_user.py), on its
+# memory alone: CreateEvent keeps a finished turn, RetrieveMemoryRecords
+# recalls the starter's records. Nothing lists, reads or deletes another
+# actor's data, though these two could name any actor: the code picks the
+# verified one (docs/patterns/memory.md).
+MEMORY_ACTIONS = ("bedrock-agentcore:CreateEvent", "bedrock-agentcore:RetrieveMemoryRecords")
+
 # Welt's identity calls the runtime on behalf of the verified Slack user it
 # names in runtimeUserId, which needs both actions; nothing else is granted.
 WELT_ACTIONS = (

@@ -19,6 +19,19 @@ MAX_LIFETIME_SECONDS = 28800
 # stored runs' bucket keeps objects one day longer, then expires them.
 ANSWER_WITHIN_DAYS = 7
 
+# Where the memory's two long-term strategies, user preferences and semantic
+# facts, extract into, per actor (the verified Slack user): the app reads the same namespaces
+# (app/<package>/memory/per_user.py), which a test checks. Two built-in
+# strategies, so a message costs one event and two retrievals
+# (docs/patterns/memory.md says what that costs).
+MEMORY_NAMESPACES = ("/users/{actorId}/preferences/", "/users/{actorId}/facts/")
+# How long the raw events (each turn's message and reply) are kept; what the
+# strategies extracted from them stays until deleted.
+MEMORY_EVENT_DAYS = 30
+# The longest memory id AgentCore makes, for the environment's byte budget:
+# the id is only known once the stack creates the memory.
+MEMORY_ID_BYTES = 111
+
 # Platform V2 allows 1.5 KB of environment variables for a CodeZip runtime
 # and 2.5 KB for a container; V1 allows 4 KB. Counted as name plus value.
 ENV_BUDGET_BYTES = {"V2": 1536, "V1": 4096}

@@ -47,10 +47,13 @@ class AgentRuntimeStack(Stack):
         variables = runtime.environment_variables(environment)
         platform = runtime.platform_version()
         budget = runtime.ENV_BUDGET_BYTES[platform]
-        if runtime.environment_bytes(variables) > budget:
+        used = runtime.environment_bytes(variables)
+        if project.USE_MEMORY:
+            used += len("MEMORY_ID") + runtime.MEMORY_ID_BYTES
+        if used > budget:
             raise SettingError(
-                f"the runtime's environment variables take {runtime.environment_bytes(variables)} "
-                f"bytes, over platform {platform}'s {budget}: shorten model_id or state_bucket"
+                f"the runtime's environment variables take {used} bytes, over platform "
+                f"{platform}'s {budget}: shorten model_id or state_bucket"
             )
 
         role = iam.Role(
@@ -80,6 +83,8 @@ class AgentRuntimeStack(Stack):
             )
         if project.RUN_STORE == "s3":
             self._bucket(role, environment)
+        if project.USE_MEMORY:
+            variables["MEMORY_ID"] = self._memory(role, environment)
 
         cfn_runtime = agentcore.CfnRuntime(
             self,
@@ -250,6 +255,40 @@ class AgentRuntimeStack(Stack):
             )
         )
         CfnOutput(self, "StateBucket", value=bucket.bucket_name)
+
+    def _memory(self, role: iam.Role, environment: Environment) -> str:
+        """Each Slack user's memory, and the two calls the agent makes on it; returns its id."""
+        preferences, facts = runtime.MEMORY_NAMESPACES
+        cfn = agentcore.CfnMemory
+        memory = cfn(
+            self,
+            "Memory",
+            name=environment.runtime_name,
+            description=f"What each Slack user told {environment.runtime_name}, per user",
+            event_expiry_duration=runtime.MEMORY_EVENT_DAYS,
+            # Built in: AgentCore's own extraction model, billed per record it keeps.
+            memory_strategies=[
+                cfn.MemoryStrategyProperty(
+                    user_preference_memory_strategy=cfn.UserPreferenceMemoryStrategyProperty(
+                        name="Preferences", namespaces=[preferences]
+                    )
+                ),
+                cfn.MemoryStrategyProperty(
+                    semantic_memory_strategy=cfn.SemanticMemoryStrategyProperty(
+                        name="Facts", namespaces=[facts]
+                    )
+                ),
+            ],
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="RememberAndRecallPerSlackUser",
+                actions=list(permissions.MEMORY_ACTIONS),
+                resources=[memory.attr_memory_arn],
+            )
+        )
+        CfnOutput(self, "MemoryId", value=memory.attr_memory_id)
+        return memory.attr_memory_id
 
     def _session_storage(self) -> list[agentcore.CfnRuntime.FilesystemConfigurationProperty] | None:
         if project.RUN_STORE == "s3":

@@ -90,7 +90,13 @@ def test_approvers_reach_the_runtime_as_its_approvers_setting(tmp_path):
     # What the deployment writes is what the agent's own settings take.
     settings = importlib.import_module(f"{project.PACKAGE_NAME}.settings")
     # (The scripted model and the folder store: they need no key and no bucket.)
-    offline = {**variables, "MODEL_PROVIDER": "rehearsal", "RUN_STORE": "session-storage"}
+    # (And the memory id the stack sets, when there is a memory.)
+    offline = {
+        **variables,
+        "MODEL_PROVIDER": "rehearsal",
+        "RUN_STORE": "session-storage",
+        "MEMORY_ID": "offlineMemory-0123456789",
+    }
     taken = settings.Settings.from_environment(offline)
     assert taken.approvers == {"slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"}
 

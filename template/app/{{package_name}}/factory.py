@@ -22,6 +22,7 @@ from .agent import build_agent
 from .gate.consent import hand_consent_to_gate
 from .gate.registry import Registry, ServingRegistry
 from .gate.run_limits import TurnCaps
+from .memory.per_user import UserMemory
 from .model.providers import check_provider, shared_model
 from .platform.caller import caller_of
 from .platform.logs import log_json_lines, request_id, session_id
@@ -83,6 +84,7 @@ def create_app(
         caps,
         on_agentcore=settings.on_agentcore,
         approvers=settings.approvers,
+        memory=UserMemory(settings.memory_id) if settings.memory_id else None,
     )
     start_tracing(settings)
 
@@ -168,6 +170,8 @@ def serve(app: BedrockAgentCoreApp) -> None:
     """Serve on localhost for Welt's local mode (`make serve`), on the settings' port."""
     settings: Settings = app.state.settings
     logger.info("Runs waiting for an answer are kept in the %s", app.state.run_store)
+    if settings.memory_id:
+        logger.info("Each Slack user's memory is AgentCore Memory %s", settings.memory_id)
     logger.info(
         "Serving on http://localhost:%d for Welt's local mode (POST /invocations, GET /ping)",
         settings.port,

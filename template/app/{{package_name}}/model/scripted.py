@@ -2,8 +2,9 @@
 
 Strands ships no fake model, and a test or a rehearsal that needs Bedrock
 cannot run offline. Each turn is the list of Converse stream events one
-model call yields; the model records the messages of every call, so a test
-can check what the model was shown (a tool's result, a denial).
+model call yields; the model records the messages and the system prompt of
+every call, so a test can check what the model was shown (a tool's result,
+a denial, a memory).
 """
 
 import copy
@@ -30,6 +31,7 @@ class ScriptedModel(Model):
     def __init__(self, *turns: list[Event]) -> None:
         self.turns = list(turns)
         self.requests: list[Messages] = []
+        self.system_prompts: list[str | None] = []
 
     def update_config(self, **model_config: Any) -> None:
         pass
@@ -50,6 +52,7 @@ class ScriptedModel(Model):
     ) -> AsyncGenerator[Event]:
         if self.records_requests:
             self.requests.append(copy.deepcopy(messages))
+            self.system_prompts.append(system_prompt)
         for event in self.next_turn(messages, tool_specs):
             yield event
 

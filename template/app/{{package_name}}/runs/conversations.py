@@ -24,10 +24,18 @@ from strands.models import Model
 from ..gate.answerers import ANSWERING, STARTED_BY, Answering
 from ..gate.registry import Registry
 from ..gate.run_limits import TurnCaps, new_turn
+from ..memory.per_user import (
+    UserMemory,
+    forget_recalled,
+    newest_text,
+    reply_after,
+    shown_again,
+    with_recalled,
+)
 from ..platform.caller import SlackUser
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
-from ..wire.payload import RefusedPayload, WeltAnswer, WeltRequest, as_welt_request
+from ..wire.payload import RefusedPayload, WeltAnswer, WeltMessage, WeltRequest, as_welt_request
 from .idle_agents import IdleAgents
 from .outcomes import CannotContinue, SessionIdError, unreadable_history
 from .record import Waiting, load
@@ -53,8 +61,10 @@ class Conversations:
         *,
         on_agentcore: bool = False,
         approvers: frozenset[str] = frozenset(),
+        memory: UserMemory | None = None,
     ) -> None:
         self._new_model = new_model
+        self._memory = memory
         self._on_agentcore = on_agentcore
         self._approvers = approvers
         self._registry = registry
@@ -90,6 +100,7 @@ class Conversations:
                     agent, run = await self._resumed(session_id, request["interrupt_responses"])
                 else:
                     agent, run = await self._fresh(session_id, caller), None
+                    await self._recall(agent, caller, request["messages"])
             except (CannotContinue, StoreUnavailable) as refused:
                 yield error_event(str(refused))
                 return
@@ -149,6 +160,7 @@ class Conversations:
         agent = self._agents.take(self._new_model())
         try:
             load(agent, waiting.snapshot)
+            shown_again(agent)
         except Exception as damage:
             logger.warning("could not restore the run of session %s", session_id, exc_info=True)
             await self.store.failed(session_id, waiting)
@@ -196,10 +208,12 @@ class Conversations:
                 }
                 run = await self.store.keep(session_id, agent, reasons)
                 self._hold(session_id, agent, run)
-            elif resumed:
-                await self.store.done(session_id, agent)
-            elif self.store.keeps_history:
-                await self.store.save(session_id, agent)
+            else:
+                await self._remember(agent, session_id)
+                if resumed:
+                    await self.store.done(session_id, agent)
+                elif self.store.keeps_history:
+                    await self.store.save(session_id, agent)
         except StoreUnavailable as unavailable:
             logger.warning("run store unavailable in session %s: %s", session_id, unavailable)
             if questions:
@@ -220,6 +234,30 @@ class Conversations:
         self._held.move_to_end(session_id)
         while len(self._held) > self.store.max_waiting:
             self._held.popitem(last=False)
+
+    async def _recall(
+        self, agent: Agent, caller: SlackUser | None, messages: list[WeltMessage]
+    ) -> None:
+        """Show a new run what its starter told the agent before; nothing without a verified one."""
+        recalled = ""
+        if self._memory is not None and caller is not None:
+            recalled = await self._memory.recall(caller, newest_text(messages))
+        with_recalled(agent, recalled)
+
+    async def _remember(self, agent: Agent, session_id: str) -> None:
+        """Keep the finished run's message and reply under the user who started it, if any.
+
+        The starter, not whoever answered its last question: the memory is
+        of what that person asked for.
+        """
+        forget_recalled(agent)  # a kept conversation never carries one user's memories to the next
+        starter = agent.state.get(STARTED_BY)
+        if self._memory is None or not isinstance(starter, str):
+            return
+        said = newest_text(agent.messages)
+        await self._memory.remember(
+            SlackUser(starter), session_id, said, reply_after(agent.messages, said)
+        )
 
     @staticmethod
     async def _quietly(closing: Awaitable[None]) -> None:
