@@ -31,11 +31,12 @@ STRANDS_FLOOR = "1.54.0"
 
 RENDERINGS = {
     "default": {},
-    # History, a provider extra, MCP servers and a CodeZip deploy.
+    # History, a provider extra, MCP servers, memory and a CodeZip deploy.
     "richest": {
         "agent_manages_history": True,
         "model_provider": "anthropic",
         "include_mcp": True,
+        "memory": "agentcore",
         "deploy_build": "CodeZip",
     },
 }

@@ -71,6 +71,7 @@ BAD_ANSWERS = {
     "model id with spaces": ("model_id", "claude sonnet", "model_id must be"),
     "unknown model provider": ("model_provider", "watson", "model_provider"),
     "unknown deploy build": ("deploy_build", "Lambda", "'deploy_build'"),
+    "unknown memory": ("memory", "redis", "'memory': 'redis' is not in ['none', 'agentcore']"),
 }
 
 
@@ -98,6 +99,7 @@ def test_bad_answer_is_refused_naming_the_question(tmp_path, question, answer, m
         ),
         ("python_version", "3.12"),
         ("deploy_build", "CodeZip"),
+        ("memory", "agentcore"),
     ],
 )
 def test_good_answer_is_accepted(tmp_path, question, answer):

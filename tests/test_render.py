@@ -150,6 +150,21 @@ def test_what_you_own_is_one_folder_beside_the_templates_machinery(project):
         assert not re.search(r"^from \.", path.read_text(), re.MULTILINE), path
 
 
+def test_memory_is_a_setting_of_the_app_and_a_resource_of_the_deployment(project, tmp_path):
+    off = project()
+    on = render(tmp_path / "with-memory", memory="agentcore")
+
+    differ = [
+        str(path.relative_to(off))
+        for path in sorted(off.rglob("*.py"))
+        if path.read_text() != (on / path.relative_to(off)).read_text()
+    ]
+    assert differ == ["app/my_welt_agent/settings.py", "deploy/project.py"]
+    for path in differ:
+        assert "USE_MEMORY = False\n" in (off / path).read_text()
+        assert "USE_MEMORY = True\n" in (on / path).read_text()
+
+
 def test_include_mcp_is_a_setting_not_a_different_program(project, tmp_path):
     off = project(include_mcp=False)
     on = render(tmp_path / "with-mcp", include_mcp=True)

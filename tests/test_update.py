@@ -40,8 +40,10 @@ RELEASES = {
     "0.6.0": "2a1b1410457752c03a4527432a99e24241a43c5a",
     # (the package laid out by role; answers taken from anyone)
     "0.7.0": "3f86cce3109964d4b01aab178ff22cc5b1307a2f",
+    # (who may answer; an audit line per answer)
+    "0.8.0": "8c604d190e6a192a9db896265ef32a9ee704b5eb",
 }
-CURRENT = "0.8.0"
+CURRENT = "0.9.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
