@@ -10,8 +10,10 @@ resumed after a restart gets the new process's client, whose tools have
 the same names. Every tool a server offers becomes a registry row: ALLOW
 only where yours/mcp_servers.py says so, ASK for every other, whatever
 GATE_UNLISTED_TOOLS says, because a server can add tools without this
-project changing. gate/registry.py's ServingRegistry starts the servers
-when settings.USE_MCP is on.
+project changing. A tool that file maps to who may approve it (STARTER,
+APPROVERS, users(...)) is asked about, and only they may answer.
+gate/registry.py's ServingRegistry starts the servers when settings.USE_MCP
+is on.
 """
 
 import inspect
@@ -19,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..gate.answerers import ANYONE, AnsweredBy
 from ..gate.registry import ALLOW, ASK, Decision, Row
 from ..settings import ConfigurationError
 
@@ -87,7 +90,11 @@ class McpListError(ConfigurationError):
 class McpServers:
     """The MCP servers of one process: started once, their tools as registry rows."""
 
-    def __init__(self, servers: Sequence[Stdio | StreamableHttp], decisions: Mapping[str, str]):
+    def __init__(
+        self,
+        servers: Sequence[Stdio | StreamableHttp],
+        decisions: Mapping[str, str | AnsweredBy],
+    ) -> None:
         names = [server.name for server in servers]
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
@@ -95,29 +102,36 @@ class McpServers:
         # Checked before any server starts: a bad value found while listing
         # tools would leave started servers behind, and each later request
         # would start another set.
-        wrong = {tool: gate for tool, gate in decisions.items() if gate not in (ASK, ALLOW)}
+        wrong = {
+            tool: gate
+            for tool, gate in decisions.items()
+            if not isinstance(gate, AnsweredBy) and gate not in (ASK, ALLOW)
+        }
         if wrong:
             listed = ", ".join(f"{tool!r}: {gate!r}" for tool, gate in wrong.items())
             raise McpListError(
-                "MCP_DECISIONS in yours/mcp_servers.py must map tool names to ASK or ALLOW: "
-                + listed
+                "MCP_DECISIONS in yours/mcp_servers.py must map tool names to ASK, ALLOW, "
+                "or who may approve them (STARTER, APPROVERS, users(...)): " + listed
             )
         self.servers = servers
-        self.decisions: dict[str, Decision] = {
-            tool: ALLOW if gate == ALLOW else ASK for tool, gate in decisions.items()
+        self.decisions: dict[str, tuple[Decision, AnsweredBy]] = {
+            tool: (ASK, gate) if isinstance(gate, AnsweredBy) else (_decision(gate), ANYONE)
+            for tool, gate in decisions.items()
         }
         self._clients: list[MCPClient] = []
 
     def start(self) -> list[Row]:
         """Start every server and list its tools; if one fails, stop them all and name it."""
-        rows = []
+        rows: list[Row] = []
         for server in self.servers:
             try:
                 client = server.client()
                 client.start()
                 self._clients.append(client)  # stopped with the others if listing fails
                 tools = client.list_tools_sync()
-                rows += [Row(tool, self.decisions.get(tool.tool_name, ASK)) for tool in tools]
+                for tool in tools:
+                    gate, answered_by = self.decisions.get(tool.tool_name, (ASK, ANYONE))
+                    rows.append(Row(tool, gate, answered_by=answered_by))
             except Exception as error:
                 self.stop()
                 raise McpServerError(
@@ -130,3 +144,7 @@ class McpServers:
         """Stop every client, and with it every subprocess it started."""
         while self._clients:
             self._clients.pop().stop(None, None, None)
+
+
+def _decision(gate: str) -> Decision:
+    return ALLOW if gate == ALLOW else ASK
