@@ -18,6 +18,7 @@ says which call failed and why; a reply is never held back or lost for it.
 """
 
 import asyncio
+import functools
 import hashlib
 import logging
 import re
@@ -30,6 +31,7 @@ from ..platform.caller import SlackUser
 
 if TYPE_CHECKING:
     from bedrock_agentcore.memory import MemorySessionManager
+    from boto3 import Session
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +138,9 @@ class UserMemory:
                 read_timeout=5,
                 retries={"total_max_attempts": 1, "mode": "standard"},
             )
-            self._manager = MemorySessionManager(self.memory_id, boto_client_config=config)
+            self._manager = MemorySessionManager(
+                self.memory_id, boto3_session=_session(), boto_client_config=config
+            )
         return self._manager
 
     def _retrieve(self, manager: "MemorySessionManager", namespace: str, about: str) -> list[str]:
@@ -158,6 +162,18 @@ class UserMemory:
 def namespaces_of(user: SlackUser) -> list[str]:
     """The namespaces of this user's records: the only ones a run of theirs reads."""
     return [namespace.format(actorId=user.id) for namespace in NAMESPACES]
+
+
+@functools.cache
+def _session() -> "Session":
+    """One boto3 session per process, made on first use, in a request (after V2's snapshot).
+
+    A session of its own per client would load botocore's service model
+    again each time; credentials are resolved once either way.
+    """
+    import boto3
+
+    return boto3.Session()
 
 
 def recalled_section(user: SlackUser, records: Iterable[str]) -> str:
