@@ -248,3 +248,18 @@ def test_description_with_quotes_and_backslashes_keeps_python_valid(project):
 
     for path in root.rglob("*.py"):
         py_compile.compile(str(path), doraise=True)
+
+
+def test_the_readme_gives_every_module_of_the_package_a_line_of_its_own(project):
+    root = project()
+    package = root / "app" / "my_welt_agent"
+    readme = (root / "README.md").read_text()
+
+    missing = [
+        str(path.relative_to(root))
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "__init__.py"
+        and "yours" not in path.relative_to(package).parts
+        and f"`{path.relative_to(root)}`" not in readme
+    ]
+    assert missing == []
