@@ -20,9 +20,9 @@ MAX_LIFETIME_SECONDS = 28800
 ANSWER_WITHIN_DAYS = 7
 
 # Where the memory's two long-term strategies, user preferences and semantic
-# facts, extract into, per actor (the verified Slack user): the app reads the same namespaces
-# (app/<package>/memory/per_user.py), which a test checks. Two built-in
-# strategies, so a message costs one event and two retrievals
+# facts, extract into, per actor (the verified Slack user). The app reads
+# the same namespaces (app/<package>/memory/per_user.py), which a test
+# checks. Two strategies, so a message costs one event and two retrievals
 # (docs/patterns/memory.md says what that costs).
 MEMORY_NAMESPACES = ("/users/{actorId}/preferences/", "/users/{actorId}/facts/")
 # How long the raw events (each turn's message and reply) are kept; what the

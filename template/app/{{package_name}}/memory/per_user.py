@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from strands import Agent
 
+from ..platform.aws_errors import aws_reason, from_aws_client
 from ..platform.caller import SlackUser
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class UserMemory:
         )
         failures = [result for result in found if isinstance(result, BaseException)]
         for failure in failures:
-            if not _is_memory_failure(failure):
+            if not from_aws_client(failure):
                 raise failure
         if failures:
             self._failed("RetrieveMemoryRecords", failures[0], "this turn goes on without memory")
@@ -108,7 +109,7 @@ class UserMemory:
                 messages=messages,
             )
         except Exception as failure:
-            if not _is_memory_failure(failure):
+            if not from_aws_client(failure):
                 raise
             self._failed(
                 "CreateEvent", failure, "the reply was sent, and this turn will not be remembered"
@@ -116,7 +117,7 @@ class UserMemory:
 
     def _failed(self, call: str, failure: BaseException, outcome: str) -> None:
         """One warning line: which memory, which call, AWS's reason, and what the turn did."""
-        code, cause = _cause(failure)
+        code, cause = aws_reason(failure)
         logger.warning(
             "AgentCore Memory %s failed %s (%s); %s",
             self.memory_id,
@@ -241,17 +242,3 @@ def memory_session(session_id: str) -> str:
     # A change of characters could merge two threads: a hash of the original keeps them apart.
     digest = hashlib.sha256(session_id.encode()).hexdigest()[:12]
     return f"{safe[:87]}-{digest}"
-
-
-def _is_memory_failure(failure: BaseException) -> bool:
-    module = type(failure).__module__
-    return module.startswith(("botocore", "boto3", "urllib3"))
-
-
-def _cause(failure: BaseException) -> tuple[str, str]:
-    """AWS's error code and the reason, or the connection's: ThrottlingException, refused..."""
-    response = getattr(failure, "response", None)
-    if isinstance(response, dict) and "Error" in response:
-        code = str(response["Error"].get("Code", "error"))
-        return code, f"{code}: {response['Error'].get('Message', '')}".rstrip(": ")
-    return type(failure).__name__, f"{type(failure).__name__}: {failure}"

@@ -209,7 +209,8 @@ class Conversations:
                 run = await self.store.keep(session_id, agent, reasons)
                 self._hold(session_id, agent, run)
             else:
-                await self._remember(agent, session_id)
+                # A kept conversation never carries one user's memories to the next.
+                forget_recalled(agent)
                 if resumed:
                     await self.store.done(session_id, agent)
                 elif self.store.keeps_history:
@@ -224,6 +225,7 @@ class Conversations:
                 yield error_event(str(unavailable))
             return
         if not questions:
+            await self._remember(agent, session_id)  # after the store: it is what must not wait
             self._agents.give_back(agent)
         for asked in questions.values():
             yield {"interrupt": asked}
@@ -250,7 +252,6 @@ class Conversations:
         The starter, not whoever answered its last question: the memory is
         of what that person asked for.
         """
-        forget_recalled(agent)  # a kept conversation never carries one user's memories to the next
         starter = agent.state.get(STARTED_BY)
         if self._memory is None or not isinstance(starter, str):
             return

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 from strands.storage import InMemoryStorage, LocalFileStorage, S3Storage
 from strands.types.exceptions import StorageError
 
+from ..platform.aws_errors import aws_reason, from_aws_client
 from ..settings import Settings
 
 if TYPE_CHECKING:
@@ -190,18 +191,9 @@ def _config() -> "Config":
 
 
 def _is_storage_failure(failure: BaseException) -> bool:
-    if isinstance(failure, StorageError | OSError):
-        return True
-    module = type(failure).__module__
-    return module.startswith(("botocore", "boto3", "urllib3"))
+    return isinstance(failure, StorageError | OSError) or from_aws_client(failure)
 
 
 def _cause(failure: BaseException) -> str:
     """The innermost reason, as S3 or the OS gave it: AccessDenied, NoSuchBucket, refused..."""
-    while failure.__cause__ is not None:
-        failure = failure.__cause__
-    response = getattr(failure, "response", None)
-    if isinstance(response, dict) and response.get("Error"):
-        error = response["Error"]
-        return f"{error.get('Code', 'error')}: {error.get('Message', '')}".rstrip(": ")
-    return f"{type(failure).__name__}: {failure}"
+    return aws_reason(failure)[1]
