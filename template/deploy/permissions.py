@@ -37,6 +37,21 @@ METRIC_NAMESPACE = "bedrock-agentcore"
 # verified one (docs/patterns/memory.md).
 MEMORY_ACTIONS = ("bedrock-agentcore:CreateEvent", "bedrock-agentcore:RetrieveMemoryRecords")
 
+# What sealing stored runs calls (app/<package>/runs/seal.py), on the one
+# secret the stack creates for it: GetSecretValue, once per process.
+RUN_KEY_ACTIONS = ("secretsmanager:GetSecretValue",)
+
+# What strands-tools' generate_image calls: InvokeModel on one of the three
+# Stability models its tool spec offers the model, in the Region it calls
+# unless the model names another, us-west-2 (where these models are served).
+IMAGE_MODEL_ACTIONS = ("bedrock:InvokeModel",)
+IMAGE_MODELS = (
+    "stability.stable-image-core-v1:1",
+    "stability.sd3-5-large-v1:0",
+    "stability.stable-image-ultra-v1:1",
+)
+IMAGE_MODEL_REGION = "us-west-2"
+
 # Welt's identity calls the runtime on behalf of the verified Slack user it
 # names in runtimeUserId, which needs both actions; nothing else is granted.
 WELT_ACTIONS = (

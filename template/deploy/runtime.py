@@ -31,6 +31,11 @@ MEMORY_EVENT_DAYS = 30
 # The longest memory id AgentCore makes, for the environment's byte budget:
 # the id is only known once the stack creates the memory.
 MEMORY_ID_BYTES = 111
+# The longest ARN of the secret that seals stored runs (RUN_KEY_SECRET),
+# likewise known only once the stack creates it: arn:aws-us-gov:, the
+# longest Region, an account, and a name the CDK makes of up to 64
+# characters with Secrets Manager's seven-character suffix.
+RUN_KEY_SECRET_BYTES = 140
 
 # Platform V2 allows 1.5 KB of environment variables for a CodeZip runtime
 # and 2.5 KB for a container; V1 allows 4 KB. Counted as name plus value.

@@ -2,7 +2,8 @@
 
 Declared here rather than set after a deploy, so the next deploy can neither
 undo nor drift from it: platform V2 with its warm-up hook, the execution
-role with only what the agent calls, the stored runs' bucket, the logs'
+role with only what the agent calls, trusted by this runtime alone, the
+secret that seals stored runs, the stored runs' bucket, the logs'
 retention, and the one policy that lets Welt invoke the runtime.
 """
 
@@ -23,6 +24,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_assets as s3_assets
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from . import code_bundle, permissions, project, runtime
@@ -50,6 +52,7 @@ class AgentRuntimeStack(Stack):
         used = runtime.environment_bytes(variables)
         if project.USE_MEMORY:
             used += len("MEMORY_ID") + runtime.MEMORY_ID_BYTES
+        used += len("RUN_KEY_SECRET") + runtime.RUN_KEY_SECRET_BYTES
         if used > budget:
             raise SettingError(
                 f"the runtime's environment variables take {used} bytes, over platform "
@@ -63,9 +66,14 @@ class AgentRuntimeStack(Stack):
                 "bedrock-agentcore.amazonaws.com",
                 conditions={
                     "StringEquals": {"aws:SourceAccount": self.account},
+                    # This runtime's ARN and no other: its name, then a hyphen and
+                    # the ten characters AgentCore adds (names take no hyphen,
+                    # so `<name>_staging2-…` cannot match `<name>_staging-…`).
                     "ArnLike": {
                         "aws:SourceArn": self._arn(
-                            "bedrock-agentcore", self.region, f"runtime/{environment.runtime_name}*"
+                            "bedrock-agentcore",
+                            self.region,
+                            f"runtime/{environment.runtime_name}-{'?' * 10}",
                         )
                     },
                 },
@@ -81,6 +89,23 @@ class AgentRuntimeStack(Stack):
                     resources=self._model_arns(environment.model_id),
                 )
             )
+        if project.USE_IMAGE_GENERATION:
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="GenerateImages",
+                    actions=list(permissions.IMAGE_MODEL_ACTIONS),
+                    resources=[
+                        self._arn(
+                            "bedrock",
+                            permissions.IMAGE_MODEL_REGION,
+                            f"foundation-model/{model}",
+                            account="",
+                        )
+                        for model in permissions.IMAGE_MODELS
+                    ],
+                )
+            )
+        variables["RUN_KEY_SECRET"] = self._run_key(role, environment)
         if project.RUN_STORE == "s3":
             self._bucket(role, environment)
         if project.USE_MEMORY:
@@ -219,6 +244,41 @@ class AgentRuntimeStack(Stack):
                 self._arn("bedrock", "*", f"foundation-model/{model}", account=""),
             ]
         return [self._arn("bedrock", self.region, f"foundation-model/{model_id}", account="")]
+
+    def _run_key(self, role: iam.Role, environment: Environment) -> str:
+        """The secret that seals stored runs, readable by the runtime alone; returns its ARN.
+
+        A record changed by anyone who may write the store, but not read
+        this, is refused (docs/patterns/stored-runs.md). Nobody else's
+        GetSecretValue is let through, administrators' included: they can
+        still change the policy, which CloudTrail records.
+        """
+        secret = secretsmanager.Secret(
+            self,
+            "RunKey",
+            description=f"Seals the stored runs of {environment.runtime_name}; read by it alone",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=64, exclude_punctuation=True
+            ),
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ReadTheKeyThatSealsStoredRuns",
+                actions=list(permissions.RUN_KEY_ACTIONS),
+                resources=[secret.secret_arn],
+            )
+        )
+        secret.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="OnlyTheRuntimeReadsIt",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=list(permissions.RUN_KEY_ACTIONS),
+                resources=["*"],
+                conditions={"StringNotEquals": {"aws:PrincipalArn": role.role_arn}},
+            )
+        )
+        return secret.secret_arn
 
     def _bucket(self, role: iam.Role, environment: Environment) -> None:
         """The stored runs' bucket: private, encrypted, and emptied of what nobody can answer."""

@@ -90,12 +90,14 @@ def test_approvers_reach_the_runtime_as_its_approvers_setting(tmp_path):
     # What the deployment writes is what the agent's own settings take.
     settings = importlib.import_module(f"{project.PACKAGE_NAME}.settings")
     # (The scripted model and the folder store: they need no key and no bucket.)
-    # (And the memory id the stack sets, when there is a memory.)
+    # (And what the stack creates and names: the memory's id, when there is
+    # a memory, and the secret that seals stored runs.)
     offline = {
         **variables,
         "MODEL_PROVIDER": "rehearsal",
         "RUN_STORE": "session-storage",
         "MEMORY_ID": "offlineMemory-0123456789",
+        "RUN_KEY_SECRET": "arn:aws:secretsmanager:us-east-1:000000000000:secret:RunKey-AbCdEf",
     }
     taken = settings.Settings.from_environment(offline)
     assert taken.approvers == {"slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"}

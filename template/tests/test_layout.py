@@ -115,3 +115,17 @@ def test_the_api_module_depends_on_nothing_of_yours_nor_on_the_factory():
             todo.append(imported)
 
     assert not {m for m in reachable if m.startswith(f"{NAME}.yours") or m.endswith(".factory")}
+
+
+def test_every_question_is_asked_through_the_one_function_that_audits_it():
+    """No module but gate/answerers.py calls `interrupt()`: every other asks through `ask`."""
+    asking = {
+        module
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "interrupt"
+    }
+
+    assert asking == {f"{NAME}.gate.answerers"}

@@ -6,9 +6,9 @@ agent's own schema, so fixtures and contract cannot drift apart.
 """
 
 
-def turn(text: str) -> dict:
-    """A `messages` payload with one user message, as Welt builds it."""
-    return {"messages": [user({"text": f"<@U0123456>: {text}"})]}
+def turn(text: str, speaker: str = "U0123456") -> dict:
+    """A `messages` payload with one user message, as Welt builds it: the speaker mention first."""
+    return {"messages": [user({"text": f"<@{speaker}>: {text}"})]}
 
 
 def answers(chosen: dict[str, tuple[object, str]]) -> dict:

@@ -30,12 +30,14 @@ from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
 from .platform.warmup import WARMUP_PATH, warmup_endpoint
 from .runs.conversations import Conversations
+from .runs.seal import open_seal_key
 from .runs.storage import open_run_storage
 from .runs.stored_runs import StoredRuns
 from .settings import AGENT_NAME, USE_MCP, ConfigurationError, Settings
 from .tools.left_out import LeftOutLibrary, explained
 from .tools.mcp import McpServerError, McpServers
 from .wire.events import error_event
+from .wire.nesting import NestingLimit
 from .wire.request_size import RequestSizeLimit
 
 logger = logging.getLogger(__name__)
@@ -92,6 +94,8 @@ def create_app(
     app.state.settings = settings
     app.state.registry = served
     app.state.run_store = store.storage.describe()
+    # Inner to the size limit, so it measures only a body of a size Welt sends.
+    app.add_middleware(NestingLimit)
     app.add_middleware(RequestSizeLimit, max_bytes=settings.max_request_bytes)
     # Added last, so outermost: `random` is reseeded before anything in a
     # request draws from it, in every instance restored from a V2 snapshot.
@@ -110,7 +114,7 @@ def create_app(
             yield error_event(str(failed))
             return
         # Read per request, never kept: every V2 instance shares module scope.
-        caller = caller_of(context.request.headers if context.request else {}, settings)
+        caller = caller_of(context.request.headers if context.request else None, settings)
         async for event in conversations.respond(payload, context.session_id, caller):
             yield event
 
@@ -121,6 +125,7 @@ def stored_runs(settings: Settings) -> StoredRuns:
     """The run store the settings name, with their time limit and room."""
     return StoredRuns(
         open_run_storage(settings),
+        open_seal_key(settings),
         keeps_history=settings.keeps_history,
         answer_within_days=settings.answer_within_days,
         max_waiting=settings.max_pending_runs,

@@ -106,6 +106,7 @@ class ApprovalGate(SteeringHandler):
             approve_or_reject(action.reason),
             self.registry.answered_by(tool_name),
             fingerprint=shown,
+            yes_or_no=True,  # only the approve button runs the call
         )
         event.agent.state.delete(shown_key)
         # Only the approve button answers True; typed text is always a string.

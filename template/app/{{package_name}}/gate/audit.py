@@ -1,10 +1,13 @@
-"""A record of who answered what: one JSON log line per answer, and the same on the tool's span.
+"""A record of who answered what: one JSON log line per decision, and the same on the tool's span.
 
 An approval in a Slack thread is a decision someone is accountable for, and
 the thread can be edited or deleted; the agent's own log (CloudWatch Logs
 on AgentCore) keeps who approved, denied or was refused, for which call,
-with the input's fingerprint the gate checked. docs/approvals.md shows how
-to find a decision there.
+with the input's fingerprint the gate checked, and every request whose
+answers were turned away before any question saw them. A line names as
+answerer only someone Welt proves gave that answer; otherwise it says who
+sent the request and that the answerer is unknown. docs/approvals.md shows
+how to find a decision there.
 """
 
 import hashlib
@@ -22,13 +25,16 @@ def fingerprint(tool_input: object) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def outcome(answer: object, refused: str | None) -> str:
-    """approved and denied are the buttons (True, False); typed text is an answer."""
+def outcome(answer: object, refused: str | None, yes_or_no: bool = False) -> str:
+    """approved and denied are the buttons (True, False); typed text is an answer.
+
+    For a yes-or-no question (the gate's), anything but the approve button denies.
+    """
     if refused is not None:
         return "refused"
     if answer is True:
         return "approved"
-    if answer is False:
+    if answer is False or yes_or_no:
         return "denied"
     return "answered"
 
@@ -40,29 +46,42 @@ def record_answer(
     tool: str,
     fingerprint: str,
     answerer: str | None,
+    sender: str | None,
+    answers: int,
     allowed: frozenset[str] | None,
     session: str | None,
     run: str | None,
+    yes_or_no: bool = False,
 ) -> dict[str, str]:
     """One audit line; returns the same fields as span attributes, set on the current span.
 
-    A question a tool asks is answered inside the tool call's span. The
-    gate's is answered before Strands opens one (a refused call gets none),
-    so the gate sets them again on the span of the call it lets run.
+    `answerer` is who provably gave the answer, `sender` the verified user
+    of the request that carried it, with `answers` in all. A question a
+    tool asks is answered inside the tool call's span. The gate's is
+    answered before Strands opens one (a refused call gets none), so the
+    gate sets them again on the span of the call it lets run.
     """
     fields: dict[str, object] = {
-        "audit": outcome(answer, refused),
+        "audit": outcome(answer, refused, yes_or_no),
+        "at": "question",
         "tool": tool,
         "inputFingerprint": fingerprint,
         "answeredBy": answerer,
+        "sentBy": sender,
+        "answersSentTogether": answers,
         "mayAnswer": "anyone" if allowed is None else sorted(allowed),
         "sessionId": session,
         "runId": run,
     }
     if refused is not None:
         fields["refusal"] = refused
-    by = answerer or "nobody verified"
-    logger.info("%s: %s by %s", fields["audit"], tool, by, extra={"fields": fields})
+    logger.info(
+        "%s: %s by %s",
+        fields["audit"],
+        tool,
+        _who(answerer, sender, answers),
+        extra={"fields": fields},
+    )
     attributes = {
         f"welt.answer.{name}": value if isinstance(value, str) else json.dumps(value)
         for name, value in fields.items()
@@ -70,3 +89,45 @@ def record_answer(
     }
     trace.get_current_span().set_attributes(attributes)
     return attributes
+
+
+def record_turned_away(
+    *,
+    replayed: bool,
+    reason: str,
+    sender: str | None,
+    answered: list[str],
+    session: str | None,
+    run: str | None,
+) -> None:
+    """One audit line for answers that no question saw: refused at the door, or a replay.
+
+    A null, a value the question did not offer, an unknown id, answers to
+    a run that is gone or was already resumed: each is someone trying to
+    decide, and the line keeps who sent it even though nothing ran.
+    """
+    fields: dict[str, object] = {
+        "audit": "replayed" if replayed else "refused",
+        "at": "door",
+        "answeredBy": None,
+        "sentBy": sender,
+        "answersSentTogether": len(answered),
+        "questions": answered[:25],
+        "sessionId": session,
+        "runId": run,
+        "refusal": reason,
+    }
+    logger.info(
+        "%s at the door: answers sent by %s",
+        fields["audit"],
+        sender or "nobody verified",
+        extra={"fields": fields},
+    )
+
+
+def _who(answerer: str | None, sender: str | None, answers: int) -> str:
+    if answerer is not None:
+        return answerer
+    if sender is not None and answers > 1:
+        return f"someone Welt did not name ({answers} answers sent together by {sender})"
+    return "nobody verified"

@@ -47,6 +47,9 @@ RECALL_PER_NAMESPACE = 5
 # The run's recalled text, in agent.state: a run restored from the store
 # after a restart is shown what it was shown when it started.
 RECALLED = "recalled_memories"
+# The starter's own words of the turn, in agent.state: what the run, once
+# finished, keeps in their memory, even when a restart came in between.
+SAID = "starter_said"
 
 # A thread's session id has a dot (Slack's thread ts); the Memory API takes
 # letters, digits, hyphens and underscores, up to 100.
@@ -206,31 +209,39 @@ def shown_again(agent: Agent) -> None:
 
 
 def forget_recalled(agent: Agent) -> None:
-    """Drop the section before a conversation is kept: the next turn may be someone else's."""
+    """Drop the section and the words before a conversation is kept: the next turn is anyone's."""
     agent.state.delete(RECALLED)
+    agent.state.delete(SAID)
 
 
-def newest_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The text of the newest user message that has any: the turn's own message."""
-    for message in reversed(messages):
-        if message.get("role") != "user":
-            continue
-        text = "\n".join(
-            str(block["text"]) for block in message.get("content", []) if "text" in block
-        )
-        if text.strip():
-            return text
-    return ""
+def own_words(messages: Sequence[Mapping[str, Any]], user: SlackUser) -> str:
+    """What the user wrote in the turn's own message, the newest: their texts alone.
+
+    Welt opens each text with its speaker's mention, `<@U…>: `. A text with
+    another speaker's mention, or with none, is left out, and so is every
+    older message: a message with only a file says nothing, and an earlier
+    text (maybe someone else's) must not stand in for it.
+    """
+    if not messages or messages[-1].get("role") != "user":
+        return ""
+    prefix = f"{user.mention}: "
+    texts = [
+        str(block["text"]).removeprefix(prefix)
+        for block in messages[-1].get("content", [])
+        if "text" in block and str(block["text"]).startswith(prefix)
+    ]
+    return "\n".join(text for text in texts if text.strip())
 
 
-def reply_after(messages: Sequence[Mapping[str, Any]], said: str) -> str:
-    """The assistant's text after the turn's message: what the model answered it."""
+def reply_of(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The assistant's text after the newest user text: what the model answered the turn."""
     texts: list[str] = []
     for message in reversed(messages):
-        if message.get("role") == "user" and newest_text([message]) == said:
+        blocks = message.get("content", [])
+        if message.get("role") == "user" and any("text" in block for block in blocks):
             break
         if message.get("role") == "assistant":
-            texts[:0] = [str(b["text"]) for b in message.get("content", []) if "text" in b]
+            texts[:0] = [str(block["text"]) for block in blocks if "text" in block]
     return "\n".join(text for text in texts if text.strip())
 
 

@@ -14,14 +14,21 @@ for the model; anyone can type one, so it never identifies anybody here.
 """
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..settings import SLACK_USER, Settings
+
+if TYPE_CHECKING:
+    from starlette.datastructures import Headers
 
 logger = logging.getLogger(__name__)
 
 USER_ID_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-User-Id"
+
+# How much of a refused user id a log line shows: enough to recognise it,
+# never a 64 KiB header copied whole.
+SHOWN_OF_A_REFUSED_ID = 80
 
 
 @dataclass(frozen=True)
@@ -36,18 +43,32 @@ class SlackUser:
         return f"<@{self.id.rsplit(':', 1)[1]}>"
 
 
-def caller_of(headers: Mapping[str, str], settings: Settings) -> SlackUser | None:
+def caller_of(headers: "Headers | None", settings: Settings) -> SlackUser | None:
     """The request's verified user, LOCAL_USER_ID off AgentCore when none came, or None.
 
-    A value that is not a Slack user as Welt names one counts as none: a
-    restricted question then fails closed instead of trusting it.
+    The header is taken exactly as it came: not trimmed (Python's strip()
+    would make `slack:T:U\xa0` into that user), bounded in length, and
+    sent once. Anything else counts as no user at all, so a restricted
+    question fails closed instead of trusting a look-alike.
     """
-    sent = headers.get(USER_ID_HEADER, "").strip()
+    sent = headers.getlist(USER_ID_HEADER) if headers is not None else []
     if sent:
-        if SLACK_USER.fullmatch(sent):
-            return SlackUser(sent)
-        logger.warning("%s is not a Slack user as Welt names one; no caller taken", USER_ID_HEADER)
+        if len(sent) == 1 and SLACK_USER.fullmatch(sent[0]):
+            return SlackUser(sent[0])
+        shown = ", ".join(_cut_short(value) for value in sent)
+        logger.warning(
+            "%s is not one Slack user as Welt names one (%s); no caller taken",
+            USER_ID_HEADER,
+            shown,
+        )
         return None
     if settings.local_user_id and not settings.on_agentcore:
         return SlackUser(settings.local_user_id)
     return None
+
+
+def _cut_short(value: str) -> str:
+    """The value as a log line may show it: escaped, and cut at SHOWN_OF_A_REFUSED_ID."""
+    if len(value) <= SHOWN_OF_A_REFUSED_ID:
+        return repr(value)
+    return f"{value[:SHOWN_OF_A_REFUSED_ID]!r}... ({len(value):,} characters)"

@@ -25,6 +25,7 @@ from ..gate.registry import Registry
 from ..gate.run_limits import TurnCaps
 from ..model.scripted import ScriptedModel, call, reply, use
 from ..runs.conversations import Conversations
+from ..runs.seal import ProcessKey
 from ..runs.storage import MemoryStorage
 from ..runs.stored_runs import StoredRuns
 
@@ -46,7 +47,9 @@ async def warm_up(
     asks = "ask_human" in {row.name for row in registry.rows}
     question = use(call("ask_human", "warmup-question", question="Warming up?"))
     model = ScriptedModel(*([question] if asks else []), reply(_DONE))
-    store = StoredRuns(MemoryStorage(), keeps_history=False, answer_within_days=1, max_waiting=1)
+    store = StoredRuns(
+        MemoryStorage(), ProcessKey(), keeps_history=False, answer_within_days=1, max_waiting=1
+    )
     conversations = Conversations(lambda: model, new_agent, registry, store, caps)
     turn = {"messages": [{"role": "user", "content": [{"text": "<@U0WARMUP>: warm up"}]}]}
     events = [event async for event in conversations.respond(turn, _SESSION)]

@@ -21,14 +21,16 @@ from typing import Any
 from strands import Agent
 from strands.models import Model
 
-from ..gate.answerers import ANSWERING, STARTED_BY, Answering
+from ..gate.answerers import ANSWERING, OTHERS_ANSWERED, STARTED_BY, Answering, forget_answers
+from ..gate.audit import record_turned_away
 from ..gate.registry import Registry
 from ..gate.run_limits import TurnCaps, new_turn
 from ..memory.per_user import (
+    SAID,
     UserMemory,
     forget_recalled,
-    newest_text,
-    reply_after,
+    own_words,
+    reply_of,
     shown_again,
     with_recalled,
 )
@@ -95,9 +97,11 @@ class Conversations:
 
         async with self._one_at_a_time(session_id):
             run: Waiting | None
+            answers: dict[str, WeltAnswer] = {}
             try:
                 if "interrupt_responses" in request:
-                    agent, run = await self._resumed(session_id, request["interrupt_responses"])
+                    answers = request["interrupt_responses"]
+                    agent, run = await self._resumed(session_id, answers, caller)
                 else:
                     agent, run = await self._fresh(session_id, caller), None
                     await self._recall(agent, caller, request["messages"])
@@ -108,7 +112,12 @@ class Conversations:
                 yield error_event(f"Refused the request: {refused}.")
                 return
             answering = Answering(
-                caller, self._on_agentcore, self._approvers, session_id, run.run if run else None
+                caller,
+                self._on_agentcore,
+                self._approvers,
+                session_id,
+                run.run if run else None,
+                answers=len(answers),
             )
             async for event in self._stream(agent, request, session_id, run, answering):
                 yield event
@@ -143,17 +152,34 @@ class Conversations:
         # ("Tool was interrupted.") before the model sees the new message.
         agent.load_snapshot(asks_nothing)
         new_turn(agent)
+        forget_answers(agent)
         return started_by(agent, caller)
 
     async def _resumed(
-        self, session_id: str, answers: dict[str, WeltAnswer]
+        self, session_id: str, answers: dict[str, WeltAnswer], sender: SlackUser | None
     ) -> tuple[Agent, Waiting]:
-        """The stored run these answers resume, claimed for this request alone."""
-        waiting = await self.store.waiting(session_id)
-        problem = answers_problem(waiting.questions, answers)
-        if problem:
-            raise CannotContinue(f"Cannot resume: {problem}.")
-        await self.store.claim(session_id, waiting)
+        """The stored run these answers resume, claimed for this request alone.
+
+        Answers turned away here never reach a question; each such request
+        is an audit line that names who sent it.
+        """
+        waiting: Waiting | None = None
+        try:
+            waiting = await self.store.waiting(session_id)
+            problem = answers_problem(waiting.questions, answers)
+            if problem:
+                raise CannotContinue(f"Cannot resume: {problem}.")
+            await self.store.claim(session_id, waiting)
+        except CannotContinue as refused:
+            record_turned_away(
+                replayed=refused.replay,
+                reason=str(refused),
+                sender=sender.id if sender else None,
+                answered=sorted(answers),
+                session=session_id,
+                run=waiting.run if waiting else None,
+            )
+            raise
         held, run = self._held.pop(session_id, (None, None))
         if held is not None and run == waiting.run:
             return held, waiting  # the very run that was stored: no need to read it back
@@ -184,7 +210,7 @@ class Conversations:
         questions are stored, so an answer can never arrive before the run
         it resumes, and questions that could not be stored are never asked.
         """
-        questions: dict[str, Any] = {}
+        questions: dict[str, dict[str, Any]] = {}
         try:
             files_from = self._registry.files_from
             state = {ANSWERING: answering}
@@ -201,10 +227,12 @@ class Conversations:
                 await self._quietly(self.store.failed(session_id, resumed))
             yield error_event(f"The agent failed: {type(failure).__name__}: {failure}")
             return
+        shown = answering.raised.to_show(list(questions), calls_of(agent))
+        said = agent.state.get(SAID) if not questions else None
         try:
             if questions:
                 reasons = {
-                    interrupt_id: asked["reason"] for interrupt_id, asked in questions.items()
+                    interrupt_id: questions[interrupt_id]["reason"] for interrupt_id in shown
                 }
                 run = await self.store.keep(session_id, agent, reasons)
                 self._hold(session_id, agent, run)
@@ -225,10 +253,10 @@ class Conversations:
                 yield error_event(str(unavailable))
             return
         if not questions:
-            await self._remember(agent, session_id)  # after the store: it is what must not wait
+            await self._remember(agent, session_id, said)  # after the store: it must not wait
             self._agents.give_back(agent)
-        for asked in questions.values():
-            yield {"interrupt": asked}
+        for interrupt_id in shown:
+            yield {"interrupt": questions[interrupt_id]}
 
     def _hold(self, session_id: str, agent: Agent, run: str) -> None:
         """Keep the agent for a resume in this process; the store's run id says it is the same."""
@@ -240,25 +268,31 @@ class Conversations:
     async def _recall(
         self, agent: Agent, caller: SlackUser | None, messages: list[WeltMessage]
     ) -> None:
-        """Show a new run what its starter told the agent before; nothing without a verified one."""
+        """Show a new run what its starter told the agent before; nothing without a verified one.
+
+        Only the starter's own words of the turn are searched for, and kept
+        in the run's state for `_remember`.
+        """
         recalled = ""
         if self._memory is not None and caller is not None:
-            recalled = await self._memory.recall(caller, newest_text(messages))
+            said = own_words(messages, caller)
+            agent.state.set(SAID, said)
+            recalled = await self._memory.recall(caller, said)
         with_recalled(agent, recalled)
 
-    async def _remember(self, agent: Agent, session_id: str) -> None:
-        """Keep the finished run's message and reply under the user who started it, if any.
+    async def _remember(self, agent: Agent, session_id: str, said: object) -> None:
+        """Keep the finished run's words under the user who started it, if any.
 
         The starter, not whoever answered its last question: the memory is
-        of what that person asked for.
+        of what that person asked for, in their own words. The reply joins
+        them only when nobody else answered a question of the run: it may
+        quote what they typed.
         """
         starter = agent.state.get(STARTED_BY)
-        if self._memory is None or not isinstance(starter, str):
+        if self._memory is None or not isinstance(starter, str) or not isinstance(said, str):
             return
-        said = newest_text(agent.messages)
-        await self._memory.remember(
-            SlackUser(starter), session_id, said, reply_after(agent.messages, said)
-        )
+        replied = "" if agent.state.get(OTHERS_ANSWERED) else reply_of(agent.messages)
+        await self._memory.remember(SlackUser(starter), session_id, said, replied)
 
     @staticmethod
     async def _quietly(closing: Awaitable[None]) -> None:
@@ -267,6 +301,16 @@ class Conversations:
             await closing
         except StoreUnavailable:
             logger.warning("could not record the failed run's outcome", exc_info=True)
+
+
+def calls_of(agent: Agent) -> list[str]:
+    """The toolUseIds of the model's newest calls, in the order it made them."""
+    for message in reversed(agent.messages):
+        if message["role"] == "assistant":
+            return [
+                block["toolUse"]["toolUseId"] for block in message["content"] if "toolUse" in block
+            ]
+    return []
 
 
 def started_by(agent: Agent, caller: SlackUser | None) -> Agent:

@@ -6,7 +6,16 @@ message"), because the person reading it in Slack cannot see the store.
 
 
 class CannotContinue(Exception):
-    """A request that stored state cannot serve; the message is for the human."""
+    """A request that stored state cannot serve; the message is for the human.
+
+    `replay` marks answers that already resumed the run once (a double
+    click, a retried request, or a copy sent again): the audit keeps those
+    apart from answers that simply came too late.
+    """
+
+    def __init__(self, message: str, *, replay: bool = False) -> None:
+        super().__init__(message)
+        self.replay = replay
 
 
 class SessionIdError(ValueError):

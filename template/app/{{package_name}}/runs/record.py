@@ -8,11 +8,18 @@ Keys, under the store's root, flat, one record per thread:
 
 The record is Strands' own snapshot of the agent (`Agent.take_snapshot`:
 messages, agent.state with a tool's memo and the gate's fingerprints, and
-the interrupt state) with what the store adds around it. A record of
-another format is refused, not guessed at: a release that changes it says
-so in its changelog.
+the interrupt state) with what the store adds around it: the thread it
+belongs to, the run's id, when it was asked, and a seal, an HMAC-SHA256
+over all of that with a key the store never holds (seal.py). A record that
+fails any check is refused as damaged, never guessed at: one of another
+format (a release that changes it says so in its changelog), a seal that
+does not match (changed by anyone but the agent), another thread's record
+copied under this thread's key, or one dated in the future, which would
+never expire.
 """
 
+import hashlib
+import hmac
 import json
 import time
 from dataclasses import dataclass
@@ -22,7 +29,11 @@ from strands import Agent
 from strands.types import Snapshot
 from strands.types.session import decode_bytes_values, encode_bytes_values
 
-FORMAT = 2
+FORMAT = 3
+
+# How far ahead of this machine's clock a record may be dated: another
+# microVM's clock, not a forger's "never expires".
+CLOCK_SKEW_SECONDS = 300
 
 # Strands' snapshot of an agent, as JSON (file bytes as base64).
 StoredSnapshot = dict[str, Any]
@@ -54,8 +65,8 @@ class Settled:
 Record = Waiting | Settled
 
 
-def parse(stored: bytes) -> Record:
-    """The record these bytes hold; DamagedRecord when they hold none of this format."""
+def parse(stored: bytes, session_id: str, key: bytes) -> Record:
+    """The record these bytes hold for this thread; DamagedRecord says why they hold none."""
     try:
         data = json.loads(stored)
     except ValueError as damage:
@@ -66,35 +77,63 @@ def parse(stored: bytes) -> Record:
             f"written by another version of this agent (format {stored_format!r}; "
             f"this one reads {FORMAT})"
         )
+    seal = data.pop("seal", None)
+    if not isinstance(seal, str) or not hmac.compare_digest(seal, _seal(data, key)):
+        raise DamagedRecord(
+            "its seal does not match what it holds: it was changed by something other than "
+            "this agent, or sealed with another key"
+        )
+    if data.get("session") != session_id:
+        raise DamagedRecord("it was stored for another thread and copied under this one's key")
     snapshot = data.get("snapshot")
     if snapshot is not None and not isinstance(snapshot, dict):
         raise DamagedRecord("its snapshot is not an object")
     try:
         if "questions" in data:
-            return Waiting(
-                str(data["run"]), dict(data["questions"]), float(data["asked_at"]), snapshot
-            )
-        return Settled(str(data.get("outcome", "")), float(data.get("at", 0.0)), snapshot)
+            dated = float(data["asked_at"])
+            parsed: Record = Waiting(str(data["run"]), dict(data["questions"]), dated, snapshot)
+        else:
+            dated = float(data.get("at", 0.0))
+            parsed = Settled(str(data.get("outcome", "")), dated, snapshot)
     except (ValueError, KeyError, TypeError) as damage:
         raise DamagedRecord(f"{damage!r} is missing or wrong") from None
+    if dated > time.time() + CLOCK_SKEW_SECONDS:
+        raise DamagedRecord("it is dated in the future")
+    return parsed
 
 
-def dump(record: Record) -> bytes:
+def dump(record: Record, session_id: str, key: bytes) -> bytes:
+    """The record's bytes for this thread, sealed with the key."""
+    data: dict[str, Any] = {"format": FORMAT, "session": session_id}
     if isinstance(record, Waiting):
-        data: dict[str, Any] = {
-            "run": record.run,
-            "asked_at": record.asked_at,
-            "questions": record.questions,
-        }
+        data.update(run=record.run, asked_at=record.asked_at, questions=record.questions)
     else:
-        data = {"at": record.at, **({"outcome": record.outcome} if record.outcome else {})}
+        data["at"] = record.at
+        if record.outcome:
+            data["outcome"] = record.outcome
     if record.snapshot is not None:
         data["snapshot"] = record.snapshot
-    return json.dumps({"format": FORMAT, **data}).encode()
+    return sealed(data, key)
 
 
-def claim_record() -> bytes:
-    return json.dumps({"at": time.time()}).encode()
+def sealed(data: dict[str, Any], key: bytes) -> bytes:
+    """A record's fields as stored: their JSON, with the seal over them added."""
+    return json.dumps({**data, "seal": _seal(data, key)}).encode()
+
+
+def _seal(data: dict[str, Any], key: bytes) -> str:
+    """HMAC-SHA256 over the record's canonical JSON: sorted keys, no spaces, ASCII only.
+
+    Canonical, so the JSON read back (whose floats and strings Python
+    writes again exactly) gives the same bytes as the JSON written.
+    """
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
+
+
+def claim_record(session_id: str, run: str) -> bytes:
+    """What a claim holds: when it was made, and the thread and run it claims, for inspection."""
+    return json.dumps({"at": time.time(), "session": session_id, "run": run}).encode()
 
 
 def claimed_at(stored: bytes) -> float | None:

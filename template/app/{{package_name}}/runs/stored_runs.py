@@ -29,6 +29,7 @@ from strands import Agent
 
 from . import record
 from .outcomes import OUTCOMES, CannotContinue, SessionIdError, damaged_run, unreadable_history
+from .seal import SealKey
 from .storage import FolderStorage, RunStorage
 from .waiting import WaitingIndex
 
@@ -43,15 +44,17 @@ class StoredRuns:
     def __init__(
         self,
         storage: RunStorage,
+        seal: SealKey,
         keeps_history: bool,
         answer_within_days: float,
         max_waiting: int,
     ) -> None:
         self.storage = storage
+        self.seal = seal
         self.keeps_history = keeps_history
         self.answer_within = answer_within_days * 24 * 3600
         self.max_waiting = max_waiting
-        self._index = WaitingIndex(storage, self.answer_within)
+        self._index = WaitingIndex(storage, seal, self.answer_within)
 
     async def begin_turn(self, session_id: str) -> record.StoredSnapshot | None:
         """A new message: close an open question; returns the conversation's snapshot (history).
@@ -77,7 +80,7 @@ class StoredRuns:
         """Keep the thread's conversation after a turn (with history)."""
         self._check(session_id)
         settled = record.Settled("", time.time(), record.snapshot_of(agent))
-        await self.storage.write(record.thread_key(session_id), record.dump(settled))
+        await self._write(session_id, settled)
 
     async def keep(self, session_id: str, agent: Agent, questions: dict[str, Any]) -> str:
         """Store a run that stopped on questions, in one write; returns the run's id."""
@@ -85,7 +88,7 @@ class StoredRuns:
         self._index.scan_when_due(self._close)
         snapshot = record.snapshot_of(agent)
         waiting = record.Waiting(uuid.uuid4().hex, questions, time.time(), snapshot)
-        await self.storage.write(record.thread_key(session_id), record.dump(waiting))
+        await self._write(session_id, waiting)
         self._index.asked(session_id, waiting.asked_at)
         for oldest in self._index.beyond(self.max_waiting):
             logger.warning("dropped the waiting run of %s to make room", oldest)
@@ -104,7 +107,10 @@ class StoredRuns:
             raise CannotContinue(OUTCOMES["earlier-version" if earlier else "nothing"])
         if isinstance(thread, record.Settled):
             outcome = OUTCOMES.get(thread.outcome, OUTCOMES["nothing"])
-            raise CannotContinue(outcome.format(days=self._days(), max_waiting=self.max_waiting))
+            raise CannotContinue(
+                outcome.format(days=self._days(), max_waiting=self.max_waiting),
+                replay=thread.outcome == "answered",
+            )
         if time.time() - thread.asked_at > self.answer_within:
             await self._close(session_id, "expired", thread.snapshot)
             raise CannotContinue(OUTCOMES["expired"].format(days=self._days()))
@@ -114,8 +120,8 @@ class StoredRuns:
         """Take the waiting run for these answers; of all requests, only one can."""
         self._check(session_id)
         claim = record.claim_key(session_id, run.run)
-        if not await self.storage.create(claim, record.claim_record()):
-            raise CannotContinue(OUTCOMES["claimed"])
+        if not await self.storage.create(claim, record.claim_record(session_id, run.run)):
+            raise CannotContinue(OUTCOMES["claimed"], replay=True)
         self._index.settled(session_id)
 
     async def done(self, session_id: str, agent: Agent) -> None:
@@ -139,13 +145,21 @@ class StoredRuns:
         self._index.settled(session_id)
         kept = snapshot if self.keeps_history else None
         settled = record.Settled(outcome, time.time(), kept)
-        await self.storage.write(record.thread_key(session_id), record.dump(settled))
+        await self._write(session_id, settled)
+
+    async def _write(self, session_id: str, thread: record.Record) -> None:
+        key = await self.seal.key()
+        await self.storage.write(
+            record.thread_key(session_id), record.dump(thread, session_id, key)
+        )
 
     async def _read(self, session_id: str) -> record.Record | None:
-        """The thread's record, or None; DamagedRecord when it is not one of this format."""
+        """The thread's record, or None; DamagedRecord when it is not one it could have written."""
         self._check(session_id)
         stored = await self.storage.read(record.thread_key(session_id))
-        return None if stored is None else record.parse(stored)
+        if stored is None:
+            return None
+        return record.parse(stored, session_id, await self.seal.key())
 
     def _asked_by_an_earlier_version(self, session_id: str) -> bool:
         """A question stored by release 0.3.0, in its own folder layout."""

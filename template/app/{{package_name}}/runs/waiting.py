@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
 from . import record
+from .seal import SealKey
 from .storage import RunStorage, StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -31,8 +32,9 @@ Close = Callable[[str, str, record.StoredSnapshot | None], Awaitable[None]]
 class WaitingIndex:
     """The threads with a waiting run, oldest question first, and the scan that finds them."""
 
-    def __init__(self, storage: RunStorage, answer_within_seconds: float) -> None:
+    def __init__(self, storage: RunStorage, seal: SealKey, answer_within_seconds: float) -> None:
         self._storage = storage
+        self._seal = seal
         self._answer_within = answer_within_seconds
         self._waiting: OrderedDict[str, float] = OrderedDict()
         self._scanned_at = 0.0
@@ -77,13 +79,14 @@ class WaitingIndex:
         """Read every record once: index the waiting runs, close the expired, forget old ones."""
         now, found = time.time(), []
         self._changed = set()
+        seal = await self._seal.key()
         for key in await self._storage.list("threads/"):
             stored = await self._storage.read(key)
+            session_id = record.session_of(key)
             try:
-                thread = record.parse(stored) if stored is not None else None
+                thread = record.parse(stored, session_id, seal) if stored is not None else None
             except record.DamagedRecord:
                 continue  # judged, and reported, when its thread next asks for it
-            session_id = record.session_of(key)
             if isinstance(thread, record.Waiting):
                 if now - thread.asked_at > self._answer_within:
                     await close(session_id, "expired", thread.snapshot)

@@ -1,0 +1,163 @@
+"""The key that seals every stored record, so a record changed by anyone but the agent is refused.
+
+Whoever can write the run store could otherwise make the agent act on a
+record it never wrote: a waiting run copied into another thread, another
+starter, an input other than the one the human approved. Each record
+therefore carries an HMAC-SHA256 over all it holds (record.py), with a key
+that never sits in the store:
+
+- deployed, a Secrets Manager secret that the stack creates and that only
+  the runtime's role may read (RUN_KEY_SECRET names it);
+- on this machine, a file beside the local state, made on first use;
+- for the warm-up turn, a key of this process alone, which nothing outlives.
+
+The key is read on the first request that needs it and kept in the
+process, never at import: on AgentCore V2 every instance is restored from
+one snapshot, and nothing is fetched before it is taken.
+docs/patterns/stored-runs.md states who can write each store, and what
+they can and cannot make the agent do.
+"""
+
+import asyncio
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..platform.aws_errors import aws_reason, from_aws_client
+from ..settings import Settings
+from .storage import StoreUnavailable
+
+if TYPE_CHECKING:
+    from boto3 import Session
+
+# The shortest key taken: 256 bits as hex, or a secret of as many characters.
+MIN_KEY_CHARACTERS = 32
+
+
+class SealKey:
+    """Where the key comes from, and the key, once read."""
+
+    def __init__(self) -> None:
+        self._key: bytes | None = None
+        self._reading: asyncio.Lock | None = None
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    async def key(self) -> bytes:
+        """The key, read once; StoreUnavailable says in one line why it could not be had.
+
+        Requests (and the store's scan) that need it at the same moment
+        wait for one read rather than each making their own.
+        """
+        if self._key is None:
+            self._reading = self._reading or asyncio.Lock()
+            async with self._reading:
+                if self._key is None:
+                    self._key = _long_enough(await asyncio.to_thread(self._read), self.describe())
+        return self._key
+
+    def _read(self) -> bytes:
+        raise NotImplementedError
+
+
+class SecretKey(SealKey):
+    """A Secrets Manager secret's string: deployed, the stack's, readable by the runtime alone."""
+
+    def __init__(self, secret_id: str) -> None:
+        import boto3
+
+        super().__init__()
+        self.secret_id = secret_id
+        # Made with the app; it connects on first use. Tests record its calls.
+        self.session: Session = boto3.Session()
+
+    def describe(self) -> str:
+        return f"secret {self.secret_id}"
+
+    def _read(self) -> bytes:
+        from botocore.config import Config
+
+        config = Config(connect_timeout=5, read_timeout=10, user_agent_extra="welt-agent-runs")
+        try:
+            client = self.session.client("secretsmanager", config=config)
+            answer = client.get_secret_value(SecretId=self.secret_id)
+        except Exception as failure:
+            if not from_aws_client(failure):
+                raise
+            raise _unavailable(self.describe(), aws_reason(failure)[1]) from failure
+        text = answer.get("SecretString")
+        if not isinstance(text, str):
+            raise _unavailable(self.describe(), "it holds no SecretString")
+        return text.encode()
+
+
+class FileKey(SealKey):
+    """A key file of this machine, made on first use, readable by its owner alone."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def describe(self) -> str:
+        return f"key file {self.path}"
+
+    def _read(self) -> bytes:
+        try:
+            return self._read_or_make()
+        except OSError as failure:
+            raise _unavailable(self.describe(), f"{type(failure).__name__}: {failure}") from None
+
+    def _read_or_make(self) -> bytes:
+        try:
+            return self.path.read_bytes().strip()
+        except FileNotFoundError:
+            pass
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Written whole under another name, then linked into place: a process
+        # that starts at the same moment reads either nothing or the whole
+        # key, and the second link fails, so both keep the first one made.
+        draft = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as written:
+            written.write(secrets.token_hex(32))
+        try:
+            os.link(draft, self.path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+        return self.path.read_bytes().strip()
+
+
+class ProcessKey(SealKey):
+    """A key of this process alone: for runs that never leave its memory (the warm-up turn)."""
+
+    def describe(self) -> str:
+        return "key of this process"
+
+    def _read(self) -> bytes:
+        return secrets.token_hex(32).encode()
+
+
+def open_seal_key(settings: Settings) -> SealKey:
+    """The secret RUN_KEY_SECRET names (deployed), else the key file of this machine."""
+    if settings.run_key_secret:
+        return SecretKey(settings.run_key_secret)
+    return FileKey(settings.run_key_file)
+
+
+def _long_enough(key: bytes, where: str) -> bytes:
+    if len(key) < MIN_KEY_CHARACTERS:
+        raise _unavailable(
+            where, f"it holds {len(key)} characters, fewer than {MIN_KEY_CHARACTERS}"
+        )
+    return key
+
+
+def _unavailable(where: str, cause: str) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"The run store's seal key ({where}) could not be read: {cause}. Nothing was changed; "
+        "try again once it can be read."
+    )
