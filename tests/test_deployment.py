@@ -330,8 +330,35 @@ def test_the_execution_role_is_assumable_only_by_agentcore_in_this_account(synth
     assert trust["Principal"] == {"Service": "bedrock-agentcore.amazonaws.com"}
     assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": "000000000000"}
     assert text_of(trust["Condition"]["ArnLike"]["aws:SourceArn"]).endswith(
-        ":bedrock-agentcore:us-east-1:000000000000:runtime/MyWeltAgent_staging*"
+        ":bedrock-agentcore:us-east-1:000000000000:runtime/MyWeltAgent_staging-??????????"
     )
+
+
+def arn_like(pattern: str, arn: str) -> bool:
+    """IAM's ArnLike: `*` any run of characters, `?` any one character, the rest as it is."""
+    as_regex = "".join(
+        ".*" if part == "*" else "." if part == "?" else re.escape(part) for part in pattern
+    )
+    return re.fullmatch(as_regex, arn) is not None
+
+
+def test_the_execution_role_trusts_this_environments_runtime_and_no_other(synthesized):
+    _, templates = synthesized("default")
+    template = runtime_stack(templates["staging"], "staging")
+    (role,) = [
+        r for name, r in resources(template, "AWS::IAM::Role").items()
+        if name.startswith("ExecutionRole")
+    ]  # fmt: skip
+    (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    pattern = text_of(trust["Condition"]["ArnLike"]["aws:SourceArn"]).replace(
+        "{AWS::Partition}", "aws"
+    )
+    runtimes = "arn:aws:bedrock-agentcore:us-east-1:000000000000:runtime/"
+
+    assert arn_like(pattern, runtimes + "MyWeltAgent_staging-a1B2c3D4e5")
+    assert not arn_like(pattern, runtimes + "MyWeltAgent_staging2-a1B2c3D4e5")
+    assert not arn_like(pattern, runtimes + "MyWeltAgent_staging_old-a1B2c3D4e5")
+    assert not arn_like(pattern, runtimes + "MyWeltAgent_prod-a1B2c3D4e5")
 
 
 @pytest.mark.parametrize("rendering", RENDERINGS)
@@ -348,9 +375,12 @@ def test_the_execution_role_grants_exactly_what_the_agent_and_its_platform_call(
         *permissions["LOG_LISTING_ACTIONS"],
         *permissions["TRACE_ACTIONS"],
         *permissions["METRIC_ACTIONS"],
+        *permissions["RUN_KEY_ACTIONS"],
     }
     if RENDERINGS[rendering].get("model_provider", "bedrock") == "bedrock":
         expected |= set(permissions["MODEL_ACTIONS"])
+    if RENDERINGS[rendering].get("include_image_generation", True):
+        expected |= set(permissions["IMAGE_MODEL_ACTIONS"])
     if RENDERINGS[rendering].get("run_store") == "s3":
         expected |= {*permissions["RUN_STORE_OBJECT_ACTIONS"], *permissions["RUN_STORE_BUCKET_ACTIONS"]}
     if RENDERINGS[rendering].get("memory") == "agentcore":
@@ -375,6 +405,52 @@ def test_only_the_configured_model_may_be_invoked(synthesized):
         "arn:{AWS::Partition}:bedrock:us-east-1:000000000000:inference-profile/"
         "us.anthropic.claude-sonnet-4-20250514-v1:0",
     ]
+
+
+@pytest.mark.parametrize("rendering", ["default", "anthropic"])
+def test_the_image_models_generate_image_calls_are_granted_in_its_region_alone(
+    synthesized, rendering
+):
+    root, templates = synthesized(rendering)
+    permissions = permissions_of(root)
+    statements = role_statements(runtime_stack(templates["prod"], "prod"), "ExecutionRole")
+
+    granted_images = [s for s in statements if s.get("Sid") == "GenerateImages"]
+    if not RENDERINGS[rendering].get("include_image_generation", True):
+        assert granted_images == []
+        return
+    (images,) = granted_images
+    assert listed(images["Action"]) == list(permissions["IMAGE_MODEL_ACTIONS"])
+    assert sorted(text_of(arn) for arn in listed(images["Resource"])) == sorted(
+        f"arn:{{AWS::Partition}}:bedrock:us-west-2::foundation-model/{model}"
+        for model in permissions["IMAGE_MODELS"]
+    )
+
+
+def test_the_key_that_seals_stored_runs_is_a_secret_only_the_runtime_may_read(synthesized):
+    root, templates = synthesized("default")
+    permissions = permissions_of(root)
+    template = runtime_stack(templates["prod"], "prod")
+
+    ((secret_id, secret),) = resources(template, "AWS::SecretsManager::Secret").items()
+    assert secret["Properties"]["GenerateSecretString"]["PasswordLength"] >= 32
+    (read,) = [
+        s for s in role_statements(template, "ExecutionRole")
+        if set(listed(s["Action"])) & set(permissions["RUN_KEY_ACTIONS"])
+    ]  # fmt: skip
+    assert listed(read["Action"]) == list(permissions["RUN_KEY_ACTIONS"])
+    assert [text_of(r) for r in listed(read["Resource"])] == ["{" + secret_id + "}"]
+    ((_, policy),) = resources(template, "AWS::SecretsManager::ResourcePolicy").items()
+    assert text_of(policy["Properties"]["SecretId"]) == "{" + secret_id + "}"
+    (deny,) = policy["Properties"]["ResourcePolicy"]["Statement"]
+    assert (deny["Effect"], deny["Principal"]) == ("Deny", {"AWS": "*"})
+    assert listed(deny["Action"]) == list(permissions["RUN_KEY_ACTIONS"])
+    (role_id,) = [n for n in resources(template, "AWS::IAM::Role") if n.startswith("ExecutionRole")]
+    assert text_of(deny["Condition"]["StringNotEquals"]["aws:PrincipalArn"]) == (
+        "{" + role_id + ".Arn}"
+    )
+    variables = the_runtime(template)["EnvironmentVariables"]
+    assert text_of(variables["RUN_KEY_SECRET"]) == "{" + secret_id + "}"
 
 
 def test_logs_may_be_written_only_to_this_runtimes_groups(synthesized):

@@ -99,30 +99,40 @@ def s3_server(aws_server):
 
 @pytest.fixture(scope="module")
 def deployed_env(s3_agent, s3_server, tmp_path_factory) -> dict[str, str]:
-    """The environment of the agent as AgentCore runs it, with its bucket created.
+    """The environment of the agent as AgentCore runs it, with its bucket and secret created.
 
     The deployment's variables as they are (RUN_STORE, STATE_BUCKET,
-    STATE_PREFIX), the S3 server's endpoint, and rehearsal instead of a model.
-    Nothing of the shell's AWS settings.
+    STATE_PREFIX), the secret that seals stored runs as the stack makes
+    one (RUN_KEY_SECRET), the AWS server's endpoint for both, and rehearsal
+    instead of a model. Nothing of the shell's AWS settings.
     """
     variables = deployed_variables(s3_agent)
     s3_client(s3_server).create_bucket(Bucket=variables["STATE_BUCKET"])
+    secret = client_of("secretsmanager", s3_server).create_secret(
+        Name="RunKey", SecretString="k" * 64
+    )
     return {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path_factory.mktemp("home")),
         **variables,
+        "RUN_KEY_SECRET": secret["ARN"],
         **S3_CREDENTIALS,
         "AWS_ENDPOINT_URL_S3": s3_server,
+        "AWS_ENDPOINT_URL_SECRETS_MANAGER": s3_server,
         "AWS_EC2_METADATA_DISABLED": "true",
         "MODEL_PROVIDER": "rehearsal",
     }
 
 
 def s3_client(endpoint: str):
+    return client_of("s3", endpoint)
+
+
+def client_of(service: str, endpoint: str):
     import boto3
 
     return boto3.client(
-        "s3",
+        service,
         endpoint_url=endpoint,
         region_name=S3_CREDENTIALS["AWS_DEFAULT_REGION"],
         aws_access_key_id=S3_CREDENTIALS["AWS_ACCESS_KEY_ID"],

@@ -42,8 +42,10 @@ RELEASES = {
     "0.7.0": "3f86cce3109964d4b01aab178ff22cc5b1307a2f",
     # (who may answer; an audit line per answer)
     "0.8.0": "8c604d190e6a192a9db896265ef32a9ee704b5eb",
+    # (memory per Slack user)
+    "0.9.0": "b81081c7df7454e90463d209a067fc8565a48013",
 }
-CURRENT = "0.9.0"
+CURRENT = "0.10.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
@@ -566,10 +568,26 @@ def fresh_readme(repo: Path, project: Path, tmp_path: Path) -> None:
     take_the_new_readme(repo, project, tmp_path / "fresh")
 
 
+def every_question_through_ask(repo: Path, project: Path, tmp_path: Path) -> None:
+    """0.10.0: each tool of yours that calls `tool_context.interrupt(` asks through `ask`."""
+    for path in (project / "app" / PACKAGE / "yours").rglob("*.py"):
+        text = path.read_text()
+        if "tool_context.interrupt(" not in text:
+            continue
+        lines = text.replace("tool_context.interrupt(", "ask(tool_context, ").splitlines(True)
+        last_import = max(i for i, line in enumerate(lines) if line.startswith(("import", "from")))
+        lines.insert(last_import + 1, f"from {PACKAGE}.api import ask\n")
+        path.write_text("".join(lines))
+        for command in (["ruff", "check", "--fix", "-q"], ["ruff", "format", "-q"]):
+            fixed = run(["uv", "run", *command, str(path)], project)
+            assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
 # The steps docs/updating.md gives after `make update`, by the release that
 # brings them; each is (template repository, project, a folder of its own).
 STEPS_FOR = {
     "0.6.0": [fresh_readme],
+    "0.10.0": [every_question_through_ask],
 }
 
 
