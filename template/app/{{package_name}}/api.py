@@ -55,11 +55,13 @@ def ask(
     reason: dict[str, Any],
     answered_by: AnsweredBy = ANYONE,
 ) -> Any:
-    """`tool_context.interrupt(name, reason)`, for a question only some people may answer.
+    """The answer to a question, asked as every question of the project is: never `interrupt()`.
 
-    An answer from anyone else is not taken: the thread is told who may
-    answer, and the question is asked again (gate/answerers.py). Every
-    answer is recorded with who gave it (gate/audit.py).
+    An answer from anyone `answered_by` does not name is not taken: the
+    thread is told who may answer, and the question is asked again
+    (gate/answerers.py). A question only some people may answer is asked
+    alone in its stop, since Welt sends one identity per resume. Every
+    answer is on record with who gave it (gate/audit.py).
     """
     shown = fingerprint(tool_context.tool_use.get("input"))
     answer, _ = answer_to(tool_context, name, reason, answered_by, fingerprint=shown)

@@ -80,13 +80,15 @@ class SecretKey(SealKey):
         from botocore.config import Config
 
         config = Config(connect_timeout=5, read_timeout=10, user_agent_extra="welt-agent-runs")
+        client = self.session.client("secretsmanager", config=config)
         try:
-            client = self.session.client("secretsmanager", config=config)
             answer = client.get_secret_value(SecretId=self.secret_id)
         except Exception as failure:
             if not from_aws_client(failure):
                 raise
             raise _unavailable(self.describe(), aws_reason(failure)[1]) from failure
+        finally:
+            client.close()  # read once per process: nothing is left open for the next
         text = answer.get("SecretString")
         if not isinstance(text, str):
             raise _unavailable(self.describe(), "it holds no SecretString")
