@@ -41,7 +41,7 @@ MEMORY_ACTIONS = ("bedrock-agentcore:CreateEvent", "bedrock-agentcore:RetrieveMe
 # secret the stack creates for it: GetSecretValue, once per process.
 RUN_KEY_ACTIONS = ("secretsmanager:GetSecretValue",)
 
-# What strands-tools' generate_image calls: InvokeModel on one of the three
+# What strands-tools' image tool calls: InvokeModel on one of the three
 # Stability models its tool spec offers the model, in the Region it calls
 # unless the model names another, us-west-2 (where these models are served).
 IMAGE_MODEL_ACTIONS = ("bedrock:InvokeModel",)

@@ -209,6 +209,9 @@ class Conversations:
         The interrupt events come last: they are held until the run and its
         questions are stored, so an answer can never arrive before the run
         it resumes, and questions that could not be stored are never asked.
+        Welt resumes with one identity, so a question only some people may
+        answer goes out alone (`to_show`); the run's other questions stay
+        pending in it and ask again when it resumes.
         """
         questions: dict[str, dict[str, Any]] = {}
         try:
