@@ -459,6 +459,7 @@ def test_an_update_from_051_moves_the_deploy_onto_the_stack_and_keeps_yours(rele
 
     make_update(project)
     take_the_new_readme(releases, project, tmp_path / "fresh")
+    every_question_through_ask(releases, project, tmp_path)
 
     # The deployment arrived, the out-of-band platform switch and the CLI's policy left.
     settings = (project / "deploy" / "environments.toml").read_text()
