@@ -96,6 +96,7 @@ NOT_HERE = {
     "bench/bytecode.py": "a benchmark of the template's",
     "bench/restore.py": "a benchmark of the template's",
     "bench/resume.py": "a benchmark of the template's",
+    "bench/seal.py": "a benchmark of the template's",
     "tests/test_deployment.py": "a test of the template's: it synthesizes every rendering",
 }
 

@@ -21,6 +21,7 @@ never expire.
 import hashlib
 import hmac
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -67,22 +68,12 @@ Record = Waiting | Settled
 
 def parse(stored: bytes, session_id: str, key: bytes) -> Record:
     """The record these bytes hold for this thread; DamagedRecord says why they hold none."""
-    try:
-        data = json.loads(stored)
-    except ValueError as damage:
-        raise DamagedRecord(f"not JSON: {damage}") from None
-    stored_format = data.get("format") if isinstance(data, dict) else None
-    if stored_format != FORMAT:
-        raise DamagedRecord(
-            f"written by another version of this agent (format {stored_format!r}; "
-            f"this one reads {FORMAT})"
-        )
-    seal = data.pop("seal", None)
-    if not isinstance(seal, str) or not hmac.compare_digest(seal, _seal(data, key)):
-        raise DamagedRecord(
-            "its seal does not match what it holds: it was changed by something other than "
-            "this agent, or sealed with another key"
-        )
+    body, seal = _unsealed(stored)
+    if seal is None or not hmac.compare_digest(seal, _seal(body, key)):
+        raise _damage_of(stored)
+    data = json.loads(body)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _damage_of(body)  # sealed by this key, by another version of the agent
     if data.get("session") != session_id:
         raise DamagedRecord("it was stored for another thread and copied under this one's key")
     snapshot = data.get("snapshot")
@@ -117,18 +108,48 @@ def dump(record: Record, session_id: str, key: bytes) -> bytes:
 
 
 def sealed(data: dict[str, Any], key: bytes) -> bytes:
-    """A record's fields as stored: their JSON, with the seal over them added."""
-    return json.dumps({**data, "seal": _seal(data, key)}).encode()
+    """A record's fields as stored: their JSON, and the seal over those very bytes last.
 
-
-def _seal(data: dict[str, Any], key: bytes) -> str:
-    """HMAC-SHA256 over the record's canonical JSON: sorted keys, no spaces, ASCII only.
-
-    Canonical, so the JSON read back (whose floats and strings Python
-    writes again exactly) gives the same bytes as the JSON written.
+    The seal covers the bytes as written, so reading one back checks them
+    before parsing them, and neither side serializes anything twice.
     """
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
+    body = json.dumps(data, separators=(",", ":")).encode()
+    return body[:-1] + b',"seal":"' + _seal(body, key).encode() + b'"}'
+
+
+# How a sealed record ends: its body's last brace gives way to the seal.
+_SEAL = re.compile(rb',"seal":"([0-9a-f]{64})"\}')
+_SEAL_LENGTH = len(b',"seal":""}') + 64
+
+
+def _unsealed(stored: bytes) -> tuple[bytes, str | None]:
+    """The body the seal covers, and the seal; None when the bytes do not end in one."""
+    ending = _SEAL.fullmatch(stored[-_SEAL_LENGTH:])
+    if ending is None:
+        return stored, None
+    return stored[:-_SEAL_LENGTH] + b"}", ending.group(1).decode()
+
+
+def _seal(body: bytes, key: bytes) -> str:
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def _damage_of(stored: bytes) -> DamagedRecord:
+    """Why bytes whose seal does not check are no record: not JSON, another format, or changed."""
+    try:
+        data = json.loads(stored)
+    except ValueError as damage:
+        return DamagedRecord(f"not JSON: {damage}")
+    stored_format = data.get("format") if isinstance(data, dict) else None
+    if stored_format != FORMAT:
+        return DamagedRecord(
+            f"written by another version of this agent (format {stored_format!r}; "
+            f"this one reads {FORMAT})"
+        )
+    return DamagedRecord(
+        "its seal does not match what it holds: it was changed by something other than "
+        "this agent, or sealed with another key"
+    )
 
 
 def claim_record(session_id: str, run: str) -> bytes:
