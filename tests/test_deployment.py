@@ -318,15 +318,20 @@ def test_agentcore_json_for_the_cli_agrees_with_the_deployment(synthesized):
 # ---------------------------------------------------------------- who may do what
 
 
-def test_the_execution_role_is_assumable_only_by_agentcore_in_this_account(synthesized):
+def execution_role_trust(synthesized) -> dict:
+    """The one statement of the default staging execution role's trust policy."""
     _, templates = synthesized("default")
     template = runtime_stack(templates["staging"], "staging")
-
     (role,) = [
         r for name, r in resources(template, "AWS::IAM::Role").items()
         if name.startswith("ExecutionRole")
     ]  # fmt: skip
     (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    return trust
+
+
+def test_the_execution_role_is_assumable_only_by_agentcore_in_this_account(synthesized):
+    trust = execution_role_trust(synthesized)
     assert trust["Principal"] == {"Service": "bedrock-agentcore.amazonaws.com"}
     assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": "000000000000"}
     assert text_of(trust["Condition"]["ArnLike"]["aws:SourceArn"]).endswith(
@@ -343,13 +348,7 @@ def arn_like(pattern: str, arn: str) -> bool:
 
 
 def test_the_execution_role_trusts_this_environments_runtime_and_no_other(synthesized):
-    _, templates = synthesized("default")
-    template = runtime_stack(templates["staging"], "staging")
-    (role,) = [
-        r for name, r in resources(template, "AWS::IAM::Role").items()
-        if name.startswith("ExecutionRole")
-    ]  # fmt: skip
-    (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    trust = execution_role_trust(synthesized)
     pattern = text_of(trust["Condition"]["ArnLike"]["aws:SourceArn"]).replace(
         "{AWS::Partition}", "aws"
     )
