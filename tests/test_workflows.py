@@ -1,6 +1,7 @@
 """Workflows: valid against GitHub's workflow schema, hardened, secret-free.
 
-The generated project's CI and Deploy, and the template repository's own CI.
+The generated project's CI and Deploy, and the template repository's own CI
+and Release.
 """
 
 import json
@@ -31,6 +32,7 @@ def workflow_path(project, owner: str, name: str) -> Path:
         (GENERATED, "ci.yml"),
         (GENERATED, "deploy.yml"),
         (TEMPLATE_REPO, "ci.yml"),
+        (TEMPLATE_REPO, "release.yml"),
     ],
     ids=lambda param: f"{param[0]}: {param[1]}",
 )
@@ -324,3 +326,44 @@ def test_dependabot_keeps_the_lock_and_the_actions_current_in_groups(dependabot)
     for update in updates:
         assert update["directory"] == "/"
         assert update["groups"], update["package-ecosystem"]
+
+
+@pytest.fixture
+def release() -> dict:
+    return load(workflow_path(None, TEMPLATE_REPO, "release.yml"))
+
+
+def test_release_runs_when_main_s_version_or_changelog_changes_or_by_hand(release):
+    on = release["on"]
+
+    assert on["push"] == {"branches": ["main"], "paths": ["copier.yml", "CHANGELOG.md"]}
+    assert set(on) == {"push", "workflow_dispatch"}
+    (job,) = release["jobs"].values()
+    assert runs_on(job, push("refs/heads/main"))
+    assert runs_on(job, dispatch("any"))  # from main
+    from_a_branch = SimpleNamespace(
+        event_name="workflow_dispatch", ref="refs/heads/feature", inputs={}
+    )
+    assert not runs_on(job, from_a_branch)
+
+
+def test_release_may_write_only_where_it_tags_and_is_never_cancelled(release):
+    assert release["permissions"] == {}
+    (job,) = release["jobs"].values()
+    assert job["permissions"] == {"contents": "write"}
+    assert release["concurrency"]["cancel-in-progress"] is False
+
+
+def test_release_tags_with_the_script_on_the_whole_history_then_pushes_the_tags(release):
+    (job,) = release["jobs"].values()
+    steps = job["steps"]
+    checkout = steps[0]
+    runs = [step.get("run", "") for step in steps]
+
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"]["fetch-depth"] == 0  # history and tags
+    tagging = runs.index("python3 .ci/release_tags.py")
+    (pushing,) = [index for index, run in enumerate(runs) if run.startswith("git push ")]
+    assert tagging < pushing
+    assert runs[pushing].endswith(" --tags")
+    assert (TEMPLATE / ".ci" / "release_tags.py").is_file()
