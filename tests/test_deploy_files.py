@@ -117,7 +117,7 @@ def test_hadolint_finds_nothing_in_the_dockerfile(project):
         ("install", "python scripts/runtime_pins.py"),
         ("lock", "python scripts/runtime_pins.py"),
         ("serve", "uv run python app/main.py"),
-        ("rehearse", "MODEL_PROVIDER=rehearsal uv run python app/main.py"),
+        ("rehearse", "MODEL_PROVIDER=rehearsal RUN_STORE=${RUN_STORE:-session-storage} uv run"),
         ("image", "docker build --platform linux/arm64"),
         ("test", "uv run pytest"),
         ("lint", "uv run ruff check ."),
