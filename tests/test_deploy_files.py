@@ -117,7 +117,7 @@ def test_hadolint_finds_nothing_in_the_dockerfile(project):
         ("install", "python scripts/runtime_pins.py"),
         ("lock", "python scripts/runtime_pins.py"),
         ("serve", "uv run python app/main.py"),
-        ("rehearse", "MODEL_PROVIDER=rehearsal uv run python app/main.py"),
+        ("rehearse", "MODEL_PROVIDER=rehearsal RUN_STORE=${RUN_STORE:-session-storage} uv run"),
         ("image", "docker build --platform linux/arm64"),
         ("test", "uv run pytest"),
         ("lint", "uv run ruff check ."),
@@ -130,7 +130,9 @@ def test_hadolint_finds_nothing_in_the_dockerfile(project):
 def test_task_menu_runs_the_documented_commands(project, target, command):
     root = project()
 
-    dry_run = subprocess.run(["make", "-n", target], cwd=root, capture_output=True, text=True)
+    # ENV for the deploy tasks, which stop without it (test_deployment.py)
+    task = ["make", "-n", target, "ENV=staging"]
+    dry_run = subprocess.run(task, cwd=root, capture_output=True, text=True)
 
     assert dry_run.returncode == 0, dry_run.stderr
     assert command in dry_run.stdout

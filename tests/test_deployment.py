@@ -720,6 +720,27 @@ def test_make_deploy_runs_the_checked_deploy_command(fresh):
     assert dry_run.stdout.strip() == "uv run --group deploy python -m deploy deploy prod"
 
 
+# Every task of the Makefile that acts on one environment.
+NEEDS_ENV = ["synth", "deploy", "bootstrap", "ci-role", "outputs", "logs"]
+
+
+@pytest.mark.parametrize("task", NEEDS_ENV)
+def test_a_deploy_task_without_env_says_so_in_one_line_before_uv_runs(fresh, tmp_path, task):
+    """Not argparse's usage: the line says how to name the environment, and nothing runs."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "uv").write_text("#!/bin/sh\necho uv ran >&2\nexit 97\n")  # a uv that only says it ran
+    (tools / "uv").chmod(0o755)
+    env = offline_env(PATH=os.pathsep.join([str(tools), os.environ["PATH"]]))
+
+    refused = subprocess.run(["make", task], cwd=fresh, env=env, capture_output=True, text=True)
+
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stdout == ""
+    (line,) = refused.stderr.strip().splitlines()
+    assert f"ENV is required: make {task} ENV=staging (or ENV=prod)" in line, line
+
+
 @pytest.mark.parametrize("command", ["deploy", "ci-role", "bootstrap", "outputs", "logs"])
 def test_a_command_on_the_placeholder_account_is_refused_in_one_line(fresh, command):
     refused = deploy_command(fresh, command, "prod")

@@ -179,22 +179,7 @@ class Agent:
 
     def send(self, session: str, payload: dict) -> list[dict]:
         """POST a Welt payload to /invocations; the SSE events of the reply."""
-        with httpx.stream(
-            "POST",
-            f"{self.url}/invocations",
-            json=payload,
-            headers={
-                "Accept": "text/event-stream",
-                "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session,
-            },
-            timeout=60,
-        ) as response:
-            assert response.status_code == 200, response.read()
-            return [
-                json.loads(line.removeprefix("data: "))
-                for line in response.iter_lines()
-                if line.startswith("data: ")
-            ]
+        return posted(self.url, session, payload)
 
     def say(self, session: str, text: str) -> list[dict]:
         return self.send(session, {"messages": [{"role": "user", "content": [{"text": text}]}]})
@@ -206,6 +191,26 @@ class Agent:
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=30)
+
+
+def posted(url: str, session: str, payload: dict) -> list[dict]:
+    """POST a Welt payload to an agent's /invocations; the SSE events of the reply."""
+    with httpx.stream(
+        "POST",
+        f"{url}/invocations",
+        json=payload,
+        headers={
+            "Accept": "text/event-stream",
+            "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session,
+        },
+        timeout=60,
+    ) as response:
+        assert response.status_code == 200, response.read()
+        return [
+            json.loads(line.removeprefix("data: "))
+            for line in response.iter_lines()
+            if line.startswith("data: ")
+        ]
 
 
 @pytest.fixture
@@ -246,6 +251,47 @@ def a_deploy(session_storage: Path) -> None:
     """What a deploy does to AgentCore's session storage: it starts empty."""
     shutil.rmtree(session_storage)
     session_storage.mkdir()
+
+
+REHEARSAL_NOTICE = "**Rehearsal mode: no model is in use; every reply is scripted.**"
+
+
+@pytest.mark.slow
+def test_make_rehearse_serves_an_s3_rendering_with_no_bucket_named(s3_agent, tmp_path):
+    """Rehearsal needs no AWS at all: its runs are kept in the local folder, whatever the answer."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AWS_", "STATE_", "RUN_", "VIRTUAL_ENV"))
+    }
+    env.update(PORT=str(port), HOME=str(tmp_path), AWS_EC2_METADATA_DISABLED="true")
+    rehearsal = subprocess.Popen(
+        ["make", "rehearse"],
+        cwd=s3_agent,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # make, uv and the server: one group, stopped together
+    )
+    try:
+        started = []
+        for line in rehearsal.stderr:  # until it serves, or ends
+            started.append(line)
+            if "Serving on" in line:
+                break
+        assert "Serving on" in started[-1], "".join(started)[-3000:]
+        hi = {"messages": [{"role": "user", "content": [{"text": "<@U1>: hi"}]}]}
+        events = posted(f"http://127.0.0.1:{port}", "slack_T1_C1_rehearse.000100", hi)
+    finally:
+        os.killpg(rehearsal.pid, signal.SIGTERM)
+        rehearsal.communicate(timeout=30)
+
+    assert events[0]["data"].startswith(REHEARSAL_NOTICE), events
+    assert any("kept in the folder" in line for line in started), "".join(started)
 
 
 @pytest.mark.slow

@@ -308,3 +308,18 @@ def test_only_the_code_zip_in_use_is_kept(installed_project, code_zip):
     kept = [path.name for path in (installed_project / "cdk.out" / ".code-zips").iterdir()]
 
     assert len(kept) == 1 and kept[0] != "an-older-app"
+
+
+def test_make_install_after_a_synth_keeps_the_cdk_it_installed(installed_project):
+    """`uv sync` removes what the default groups leave out: here the CDK, which takes a while to install."""
+    synths_install = ["uv", "run", "--group", "deploy", "python", "-c", "pass"]  # make synth's uv run
+    finds_cdk = "import importlib.util, sys; sys.exit(importlib.util.find_spec('aws_cdk') is None)"
+    cdk_installed = ["uv", "run", "--no-sync", "python", "-c", finds_cdk]
+    assert run(synths_install, installed_project).returncode == 0
+    assert run(cdk_installed, installed_project).returncode == 0
+
+    installed = run(["make", "install"], installed_project)
+
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    assert run(cdk_installed, installed_project).returncode == 0, installed.stderr[-3000:]
+    assert "Uninstalled" not in installed.stderr, installed.stderr[-3000:]

@@ -611,6 +611,8 @@ def test_an_update_from_a_release_with_yours_keeps_the_users_tool_served_and_tes
     checked = make_checked(project, "lint", "test")
 
     assert "Update merged cleanly" in updated.stdout + updated.stderr
+    # A release before 0.10.0 kept no copy of the template's README to compare with.
+    assert "diff README.md .copier-readme.md" in updated.stdout + updated.stderr
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers["_commit"] == CURRENT
     for path, kept in YOURS_EDITED.items():
@@ -624,3 +626,31 @@ def test_an_update_from_a_release_with_yours_keeps_the_users_tool_served_and_tes
     assert "Penny, the billing helper" in served(
         project, f"__import__('{PACKAGE}.yours.prompt', fromlist=['prompt']).SYSTEM_PROMPT"
     )
+
+
+@pytest.fixture
+def readme_rewritten(tmp_path):
+    """Two releases of this template whose READMEs differ: a module row moved, a section added."""
+    repo = template_copy(tmp_path)
+    commit_all(repo, "0.10.0", tag="0.10.0")
+    readme = repo / "template" / "README.md.jinja"
+    edit(readme, "| `app/{{ package_name }}/wire/nesting.py` |", "| `app/{{ package_name }}/wire/depth.py` |")
+    edit(readme, "\n## Add a tool\n", "\n## Talk to it\n\nSay hello in a thread.\n\n## Add a tool\n")
+    commit_all(repo, "The README moves a module and adds a section", tag="0.11.0")
+    return repo
+
+
+def test_make_update_names_the_readme_sections_the_release_changed(readme_rewritten, tmp_path):
+    """README.md is yours, so copier leaves it; the update says which of its sections to read again."""
+    project = copy_project(readme_rewritten, tmp_path / "project", "0.10.0")
+    yours = (project / "README.md").read_text()
+
+    updated = make_checked(project, "update", "ARGS=--defaults")
+
+    said = updated.stdout + updated.stderr
+    assert "README.md is yours" in said, said[-3000:]
+    changed = re.findall(r"^  (#+ .+)$", said, re.M)
+    assert changed == ["## Where things are (changed)", "## Talk to it (new)"], said[-3000:]
+    assert "git diff -- .copier-readme.md" in said
+    assert (project / "README.md").read_text() == yours
+    assert "## Talk to it" in (project / ".copier-readme.md").read_text()

@@ -31,6 +31,10 @@ uv run --no-project --quiet python scripts/move_yours.py || moving=1
 # importable, without editing your files.
 uv run --no-project --quiet python scripts/keep_old_imports.py || moving=1
 
+# README.md is yours, so copier leaves it as it was: name the sections of the
+# template's README (.copier-readme.md) that this update changed.
+uv run --no-project --quiet python scripts/readme_changes.py || true
+
 # copier writes conflict markers (or .rej files with --conflict rej) and
 # still exits 0, so a half-merged project would otherwise go unnoticed.
 rejects=$(find . -name '*.rej' -not -path './.venv/*' -not -path './.git/*')

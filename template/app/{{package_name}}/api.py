@@ -15,7 +15,7 @@ from .gate.answerers import ANYONE, APPROVERS, STARTER, AnsweredBy, answer_to, u
 from .gate.audit import fingerprint
 from .gate.interrupt_names import interrupt_name
 from .gate.registry import ALLOW, ASK, Decision, Row
-from .model.scripted import ScriptedModel, call, reply, use
+from .model.scripted import ScriptedModel, call, call_in_pieces, reply, use
 from .settings import AGENT_NAME, INTERRUPT_PREFIX
 from .tools.lazy import LazyTool
 from .tools.mcp import Stdio, StreamableHttp
@@ -42,6 +42,7 @@ __all__ = [
     "StreamableHttp",
     "ask",
     "call",
+    "call_in_pieces",
     "interrupt_name",
     "reply",
     "use",

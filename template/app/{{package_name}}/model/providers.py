@@ -11,12 +11,14 @@ on the first request that needs it. Your options for each provider
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from importlib.util import find_spec
 from typing import Any
 
-from strands.models import Model
+from strands.models import BedrockModel, Model
+from strands.types.streaming import StreamEvent
 
+from ..platform.aws_errors import SignInNeeded, sign_in_reason
 from ..settings import ConfigurationError, Settings
 
 logger = logging.getLogger(__name__)
@@ -69,9 +71,47 @@ def build_model(settings: Settings, options: ModelOptions) -> Model:
             client_args["base_url"] = settings.openai_base_url
         return OpenAIModel(client_args=client_args, **chosen)
 
-    from strands.models.bedrock import BedrockModel
+    return SigningBedrockModel(**chosen)
 
-    return BedrockModel(**chosen)
+
+# What a person running the agent on their machine does about credentials
+# AWS's client cannot sign with.
+SIGN_IN = (
+    "Sign in to AWS (`aws sso login`, or set AWS_PROFILE to a profile of yours) and send "
+    "the message again, or run `make rehearse` to try the agent with a scripted model."
+)
+
+
+class SigningBedrockModel(BedrockModel):
+    """Bedrock, whose requests AWS's client cannot sign end in SignInNeeded, said in one line.
+
+    botocore raises NoCredentialsError (or ProfileNotFound, or an expired
+    token's error) from deep inside the request, and as it was the thread
+    read "The agent failed: NoCredentialsError" over forty frames of log,
+    where all there is to do is to sign in. Strands imports Bedrock's model
+    in any case (its default), so this costs no start-up.
+    """
+
+    def __init__(self, **config: Any) -> None:
+        try:
+            super().__init__(**config)  # reads the profile: an unknown one fails here
+        except Exception as failure:
+            _raise_sign_in_needed(failure)
+            raise
+
+    async def stream(self, *args: Any, **kwargs: Any) -> AsyncGenerator[StreamEvent]:
+        try:
+            async for event in super().stream(*args, **kwargs):
+                yield event
+        except Exception as failure:
+            _raise_sign_in_needed(failure)
+            raise
+
+
+def _raise_sign_in_needed(failure: Exception) -> None:
+    reason = sign_in_reason(failure)
+    if reason is not None:
+        raise SignInNeeded(f"Bedrock cannot be called: {reason}. {SIGN_IN}") from failure
 
 
 def shared_model(settings: Settings, options: ModelOptions) -> Callable[[], Model]:

@@ -10,6 +10,7 @@ a denial, a memory).
 import copy
 import json
 from collections.abc import AsyncGenerator
+from itertools import pairwise
 from typing import Any
 
 from strands.models import Model
@@ -88,6 +89,26 @@ def call(name: str, tool_use_id: str, **tool_input: object) -> list[Event]:
         {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(tool_input)}}}},
         {"contentBlockStop": {}},
     ]
+
+
+def call_in_pieces(
+    name: str, tool_use_id: str, pieces: int, /, **tool_input: object
+) -> list[Event]:
+    """The events of one tool call whose input streams in `pieces` deltas, as real models send it.
+
+    Strands hands on the whole call after every delta, so a test of what
+    reaches the wire needs more than the one delta `call` sends.
+    """
+    text = json.dumps(tool_input)
+    if not 1 <= pieces <= len(text):
+        raise ValueError(f"{text!r} cannot be sent in {pieces} pieces")
+    cuts = [len(text) * piece // pieces for piece in range(pieces + 1)]
+    deltas = [
+        {"contentBlockDelta": {"delta": {"toolUse": {"input": text[start:end]}}}}
+        for start, end in pairwise(cuts)
+    ]
+    start = {"toolUse": {"name": name, "toolUseId": tool_use_id}}
+    return [{"contentBlockStart": {"start": start}}, *deltas, {"contentBlockStop": {}}]
 
 
 def use(*calls: list[Event], before: str = "") -> list[Event]:

@@ -34,6 +34,7 @@ from ..memory.per_user import (
     shown_again,
     with_recalled,
 )
+from ..platform.aws_errors import SignInNeeded
 from ..platform.caller import SlackUser
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
@@ -110,6 +111,9 @@ class Conversations:
                 return
             except SessionIdError as refused:
                 yield error_event(f"Refused the request: {refused}.")
+                return
+            except SignInNeeded as signed_out:  # the model is built on the first request
+                yield signed_out_event(session_id, signed_out)
                 return
             answering = Answering(
                 caller,
@@ -225,9 +229,12 @@ class Conversations:
                         continue
                     yield event
         except Exception as failure:
-            logger.exception("run failed in session %s", session_id)
             if resumed:
                 await self._quietly(self.store.failed(session_id, resumed))
+            if isinstance(failure, SignInNeeded):
+                yield signed_out_event(session_id, failure)
+                return
+            logger.exception("run failed in session %s", session_id)
             yield error_event(f"The agent failed: {type(failure).__name__}: {failure}")
             return
         shown = answering.raised.to_show(list(questions), calls_of(agent))
@@ -304,6 +311,12 @@ class Conversations:
             await closing
         except StoreUnavailable:
             logger.warning("could not record the failed run's outcome", exc_info=True)
+
+
+def signed_out_event(session_id: str, signed_out: SignInNeeded) -> dict[str, str]:
+    """One line in the log and one in the thread: what to do is sign in, which a traceback hides."""
+    logger.warning("session %s: %s", session_id, signed_out)
+    return error_event(str(signed_out))
 
 
 def calls_of(agent: Agent) -> list[str]:

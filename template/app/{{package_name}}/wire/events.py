@@ -42,6 +42,9 @@ async def reply_events(
     for one stream chunk is replaced by a message saying why, so the stream
     goes on instead of failing at AgentCore. The invocation state reaches
     every hook and tool of this run alone (who sent the request, for one).
+    A call's indicator goes out once: Strands hands on the call after every
+    piece of its input the model streams, and the adapter passes each on,
+    so Welt would get one `current_tool_use` per piece.
     """
     # Strands and welt-io-strands declare their streams AsyncIterator; both
     # are async generators, which aclosing closes.
@@ -53,7 +56,13 @@ async def reply_events(
         aclosing(_with_notices(raw, caps)) as noticed,
         aclosing(renderable_events(noticed, agent=agent, files_from=files_from)) as events,  # type: ignore[type-var]
     ):
+        indicated: set[object] = set()
         async for event in events:
+            indicator = event.get("current_tool_use")
+            if indicator is not None:
+                if indicator.get("toolUseId") in indicated:
+                    continue
+                indicated.add(indicator.get("toolUseId"))
             file = event.get("file")
             if file is not None and len(file["bytes"]) * 3 // 4 > MAX_FILE_BYTES:
                 yield {
