@@ -14,7 +14,7 @@ one process of the generated project, with the same scripted model, tool
 Targets: storing adds at most 15 % to a round trip, resuming after a
 restart at most 20 %.
 
-    uv run python bench/resume.py [round trips per side]   # default 41
+    uv run python bench/resume.py [round trips per side] [--smoke]   # default 41; 1 with --smoke
 """
 
 import asyncio
@@ -133,14 +133,18 @@ async def measure(rounds: int) -> None:
     memory_stop = median(stop for stop, _ in times["memory only"])
     memory_answer = median(answer for _, answer in times["memory only"])
     memory_trip = memory_stop + memory_answer
-    print(f"{rounds} round trips per side; medians; added cost as a share of the "
-          f"memory-only round trip ({memory_trip * 1e3:.2f} ms)")
+    print(
+        f"{rounds} round trips per side; medians; added cost as a share of the "
+        f"memory-only round trip ({memory_trip * 1e3:.2f} ms)"
+    )
     for side, measured in times.items():
         stop = median(stop for stop, _ in measured)
         answer = median(answer for _, answer in measured)
-        print(f"  {side:25} stop {stop * 1e3:6.2f} ms (+{(stop - memory_stop) / memory_trip:5.1%})"
-              f"   answer {answer * 1e3:6.2f} ms (+{(answer - memory_answer) / memory_trip:5.1%})"
-              f"   round trip x{(stop + answer) / memory_trip:.2f}")
+        print(
+            f"  {side:25} stop {stop * 1e3:6.2f} ms (+{(stop - memory_stop) / memory_trip:5.1%})"
+            f"   answer {answer * 1e3:6.2f} ms (+{(answer - memory_answer) / memory_trip:5.1%})"
+            f"   round trip x{(stop + answer) / memory_trip:.2f}"
+        )
     print(
         f"Targets (folder): storing adds at most {PERSIST_TARGET:.0%} (stop), resuming after "
         f"a restart at most {RESUME_TARGET:.0%} (answer). S3 is reported, not targeted."
@@ -166,4 +170,6 @@ if __name__ == "__main__":
         asyncio.run(measure(int(sys.argv[2])))
     else:
         sys.path.insert(0, str(Path(__file__).parent))
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 41)
+        from _project import arguments
+
+        main(arguments(__doc__, {"round_trips": (41, 1)}).round_trips)

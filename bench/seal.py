@@ -12,13 +12,12 @@ record around a snapshot whose thread carries a document of each size
 times, interleaved, `record.dump` + `record.parse` against `json.dumps` +
 `json.loads` of the same fields. It prints the medians and their ratio.
 
-    uv run python bench/seal.py [runs]   # default 15; 1 is a smoke run
+    uv run python bench/seal.py [runs] [--smoke]   # default 15; 1 with --smoke
 """
 
 import subprocess
-import sys
 
-from _project import rendered_project
+from _project import arguments, rendered_project
 
 MEASURE = r"""
 import base64, json, sys, time
@@ -58,8 +57,7 @@ for label, size in (("no file", 0), ("100 KB", 100_000), ("1 MB", 1_000_000), ("
 """
 
 
-def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+def main(runs: int) -> None:
     project = rendered_project()
     print(f"median of {runs} runs each, interleaved, on the project's Python:")
     subprocess.run(
@@ -70,4 +68,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(arguments(__doc__, {"runs": (15, 1)}).runs)
