@@ -234,14 +234,16 @@ def median(values: list[float]) -> float:
 
 # The two servers the first-reply and throughput benches compare, each run as
 # `python -c` in app/: add them to a model's source that defines `Echo`, a
-# ScriptedModel subclass.
+# ScriptedModel subclass. The generated one is main.py's app, built by the
+# package's factory as main.py builds it, with one Echo as the shared model.
 GENERATED_SERVER = """
-import runpy
+from my_welt_agent.factory import create_app, serve
+from my_welt_agent.platform.logs import log_json_lines
+from my_welt_agent.settings import Settings
 
-from my_welt_agent import model
-
-model.build_model = lambda env=None: Echo()
-runpy.run_path("main.py", run_name="__main__")
+log_json_lines()
+ECHO = Echo()
+serve(create_app(Settings.from_environment(), new_model=lambda: ECHO))
 """
 
 FLOOR_SERVER = """

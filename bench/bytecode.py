@@ -18,8 +18,8 @@ without bytecode compiles every module on every start, as each fresh microVM
 would; the bench checks that it never gains a __pycache__.
 
 Each run starts `MODEL_PROVIDER=rehearsal python app/main.py` (a scripted
-model: no credentials, no network) with a fresh, empty SESSION_STORAGE_DIR
-as its working folder, polls GET /ping every millisecond, sends the first
+model: no credentials, no network) in a fresh, empty working folder that
+holds its SESSION_STORAGE_DIR and run key, polls GET /ping every millisecond, sends the first
 POST /invocations ({"prompt": "hi"}) the moment /ping answers and stops the
 clock when that reply's stream has ended. Beside it, `python -c "import
 main"` (in app/) times the imports and startup checks alone. Runs alternate
@@ -84,11 +84,19 @@ def bytecode_files(project: Path) -> int:
     return sum(1 for _ in project.rglob("*.pyc"))
 
 
-def run_env(**extra: str) -> dict[str, str]:
-    """This environment for the agent: never writing bytecode, never reading it elsewhere."""
+def run_env(state: str, **extra: str) -> dict[str, str]:
+    """This environment for the agent: never writing bytecode, never reading it elsewhere.
+
+    Its stored runs and their key go to `state`, a new folder for each run.
+    """
     env = {key: value for key, value in uv_env().items() if key != "PYTHONPYCACHEPREFIX"}
     env.update(
-        PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", MODEL_PROVIDER="rehearsal", **extra
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONUNBUFFERED="1",
+        MODEL_PROVIDER="rehearsal",
+        SESSION_STORAGE_DIR=str(Path(state) / "sessions"),
+        RUN_KEY_FILE=str(Path(state) / "run.key"),
+        **extra,
     )
     return env
 
@@ -97,7 +105,7 @@ def first_reply(project: Path) -> float:
     """Seconds from spawning the server to the end of its first reply's stream."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="session-") as state:
-        env = run_env(PORT=str(port), SESSION_STORAGE_DIR=state)
+        env = run_env(state, PORT=str(port))
         command = [str(project / ".venv" / "bin" / "python"), str(project / "app" / "main.py")]
         start = time.perf_counter()
         server = Server(command, cwd=state, env=env)
@@ -116,7 +124,7 @@ def import_main(project: Path) -> float:
     """Seconds for `python -c "import main"` in app/, spawn to exit."""
     command = [str(project / ".venv" / "bin" / "python"), "-c", "import main"]
     with tempfile.TemporaryDirectory(prefix="session-") as state:
-        env = run_env(SESSION_STORAGE_DIR=state)
+        env = run_env(state)
         start = time.perf_counter()
         done = subprocess.run(
             command, cwd=project / "app", env=env, capture_output=True, text=True, check=False

@@ -10,11 +10,12 @@ thread so far, as Welt sends it) and times that to its first `data` event.
 Both sides run on the project's interpreter and releases and play the same
 scripted model (a short text reply to every call), so neither pays for a
 model client or the network:
-- generated: main.py run as a script, unchanged, with model.build_model
-  swapped for the scripted model, the way MODEL_PROVIDER=rehearsal swaps it
-  (rehearsal itself is not used: its first turn asks a question through a
-  tool, which the floor cannot match). The schema check, registry, gate,
-  tools and wire all run.
+- generated: main.py's app, built by the package's factory as main.py
+  builds it (JSON logs, settings from the environment), with the scripted
+  model in place of the provider's, as the factory's `new_model` lets tests
+  swap it (MODEL_PROVIDER=rehearsal is not used: its first turn asks a
+  question through a tool, which the floor cannot match). The schema check,
+  registry, gate, tools and wire all run.
 - floor: a BedrockAgentCoreApp entrypoint that imports strands, builds a
   fresh Agent with the scripted model per request and yields its text as
   {"data": ...} events: the least a Strands agent on AgentCore pays.
@@ -50,7 +51,7 @@ from _project import (
 )
 
 MODEL = """
-from my_welt_agent.scripted_model import ScriptedModel, reply
+from my_welt_agent.model.scripted import ScriptedModel, reply
 
 
 class Echo(ScriptedModel):

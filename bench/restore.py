@@ -31,9 +31,11 @@ started here is killed at the end.
     uv run python bench/restore.py [rounds] [--smoke]   # default 9; 1 with --smoke
 """
 
+import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -68,7 +70,14 @@ def session() -> str:
 
 
 def agent_env(state: str, **extra: str) -> dict[str, str]:
-    return {**uv_env(), "MODEL_PROVIDER": "rehearsal", "SESSION_STORAGE_DIR": state, **extra}
+    """Rehearsal, its stored runs and their key in `state`, never in this machine's home."""
+    return {
+        **uv_env(),
+        "MODEL_PROVIDER": "rehearsal",
+        "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
+        "RUN_KEY_FILE": str(Path(state) / "run.key"),
+        **extra,
+    }
 
 
 def reply_to_end(client: httpx.Client) -> int:
@@ -195,7 +204,8 @@ def kill(pid: int) -> None:
 def main(rounds: int) -> None:
     began = time.perf_counter()
     project = rendered_project()
-    state = tempfile.mkdtemp(prefix="sessions-", dir=project.parent)  # removed with the project
+    state = tempfile.mkdtemp(prefix="bench-restore-")
+    atexit.register(shutil.rmtree, state, ignore_errors=True)
     try:
         snapshot = Snapshot(project, state)
         # Unmeasured: warm the file cache, check every side works.

@@ -24,20 +24,22 @@ from _project import (
 DELTAS = 10_000
 SMOKE_DELTAS = 100
 
+# main.py's app as the package's factory builds it, each turn's model a script
+# of the deltas; both sides are served by the same uvicorn call.
 GENERATED = """
 import os
 
 import uvicorn
 
-import main
-from my_welt_agent.conversations import Conversations
-from my_welt_agent.scripted_model import ScriptedModel, reply
+from my_welt_agent.factory import create_app
+from my_welt_agent.model.scripted import ScriptedModel, reply
+from my_welt_agent.platform.logs import log_json_lines
+from my_welt_agent.settings import Settings
 
 chunks = [f"w{n} " for n in range(int(os.environ["DELTAS"]))]
-main.conversations = Conversations(
-    new_model=lambda: ScriptedModel(reply(*chunks)), registry=main.registry
-)
-uvicorn.run(main.app, port=int(os.environ["PORT"]), log_level="warning")
+log_json_lines()
+app = create_app(Settings.from_environment(), new_model=lambda: ScriptedModel(reply(*chunks)))
+uvicorn.run(app, port=int(os.environ["PORT"]), log_level="warning")
 """
 
 BARE = """

@@ -10,14 +10,14 @@ ended, as Welt does.
 
 Both sides run in the project's environment with the same scripted model
 (a short text reply to every call), as bench/first_reply.py sets them up:
-- generated: main.py run as a script, with model.build_model swapped for
-  the scripted model. Schema check, stored-run record, registry, gate, wire
-  and logging all run.
+- generated: main.py's app, built by the package's factory as main.py
+  builds it, with the scripted model for its model. Schema check,
+  stored-run record, registry, gate, wire and logging all run.
 - floor: a BedrockAgentCoreApp entrypoint that builds a fresh Strands Agent
   with the scripted model per request and yields its text as data events.
 
 - floor with its tools: the floor's app, its fresh Agent given the tools
-  the generated project offers (the same rows, from its registry). What
+  the generated project offers (the same rows, read by the factory). What
   Strands itself spends per request on those tools' specs shows here.
 
 The servers start once and are warmed. Then, in rounds, each side takes
@@ -67,7 +67,7 @@ SMOKE = Shape(threads=2, turns=2)
 # a real thread's messages are its own, and a server that remembers what it
 # has seen must not get the other threads' turns for free.
 MODEL = """
-from my_welt_agent.scripted_model import ScriptedModel, reply
+from my_welt_agent.model.scripted import ScriptedModel, reply
 
 
 class Echo(ScriptedModel):
@@ -82,14 +82,19 @@ GENERATED = MODEL + GENERATED_SERVER
 FLOOR = MODEL + FLOOR_SERVER
 # The floor's agent with the generated project's tools, read once as the
 # generated server reads them: nothing else changes.
+TOOLS = """
+from my_welt_agent.factory import registry_of_yours
+from my_welt_agent.settings import Settings
+
+TOOLS = registry_of_yours(Settings.from_environment()).tools
+"""
 FLOOR_WITH_TOOLS = MODEL + FLOOR_SERVER.replace(
-    "from strands import Agent\n",
-    "from strands import Agent\n\nfrom my_welt_agent.tools.registry import project_registry\n\nTOOLS = project_registry().tools\n",
+    "from strands import Agent\n", "from strands import Agent\n" + TOOLS
 ).replace(
     "agent = Agent(model=Echo(), callback_handler=None)",
     "agent = Agent(model=Echo(), tools=TOOLS, callback_handler=None)",
 )
-assert "tools=TOOLS" in FLOOR_WITH_TOOLS and "TOOLS = project_registry().tools" in FLOOR_WITH_TOOLS
+assert "tools=TOOLS" in FLOOR_WITH_TOOLS and "TOOLS = registry_of_yours" in FLOOR_WITH_TOOLS
 
 
 class Load(NamedTuple):

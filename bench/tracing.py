@@ -10,8 +10,9 @@ This bench starts the generated app both ways, from app/, and compares:
 
 Both sides run in the environment a deploy installs (`uv sync --frozen
 --no-default-groups` into a folder of the bench's own: dev tools such as Flask would
-add instrumentations that AgentCore never loads), with agentcore.json's
-envVars, MODEL_PROVIDER=rehearsal (the real tools, gate and wire; the first
+add instrumentations that AgentCore never loads), with the OpenTelemetry
+variables the deployment gives the runtime (deploy/runtime.py's TELEMETRY,
+which the image's ENV repeats), MODEL_PROVIDER=rehearsal (the real tools, gate and wire; the first
 turn streams text, then asks a question), no network and no exporter that
 sends: spans go to the console exporter, whose stdout is discarded, and
 metrics and logs exporters are off. Bytecode is compiled first.
@@ -65,7 +66,7 @@ from _project import (
 
 FIRST = [{"role": "user", "content": [{"text": "<@U1>: hello"}]}]
 # No sending exporter: what a deploy would send goes to a discarded stdout.
-TELEMETRY = {
+EXPORTERS = {
     "OTEL_TRACES_EXPORTER": "console",
     "OTEL_METRICS_EXPORTER": "none",
     "OTEL_LOGS_EXPORTER": "none",
@@ -112,21 +113,38 @@ def runtime_environment(project: Path, into: Path) -> Path:
     return into / "bin"
 
 
-def deployed_env(project: Path, port: int, sessions: str) -> dict[str, str]:
-    """This machine's environment without its OpenTelemetry settings, plus agentcore.json's envVars."""
+# Run in the project's root with the runtime's Python: deploy/runtime.py
+# imports nothing but the standard library and deploy/ itself.
+READ_TELEMETRY = "import json; from deploy.runtime import TELEMETRY; print(json.dumps(TELEMETRY))"
+
+
+def deployed_env(project: Path, bin_folder: Path, state: Path) -> dict[str, str]:
+    """This machine's environment without its OpenTelemetry settings, plus the deployment's.
+
+    Only the deployment's telemetry variables: the rest name a model, a
+    mount and a secret that exist only on AgentCore.
+    """
     env = {
         key: value
         for key, value in uv_env().items()
         if not key.startswith(("OTEL_", "AGENT_OBSERVABILITY"))
     }
-    (runtime,) = json.loads((project / "agentcore" / "agentcore.json").read_text())["runtimes"]
-    env.update({variable["name"]: variable["value"] for variable in runtime.get("envVars", [])})
+    read = subprocess.run(
+        [str(bin_folder / "python"), "-c", READ_TELEMETRY],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if read.returncode:
+        raise SystemExit(f"could not read deploy/runtime.py's TELEMETRY:\n{read.stderr}")
+    env.update(json.loads(read.stdout))
     env.update(
-        TELEMETRY,
-        PORT=str(port),
+        EXPORTERS,
         MODEL_PROVIDER="rehearsal",
         RUN_STORE="session-storage",
-        SESSION_STORAGE_DIR=sessions,
+        SESSION_STORAGE_DIR=str(state / "sessions"),
+        RUN_KEY_FILE=str(state / "run.key"),
     )
     return env
 
@@ -171,10 +189,10 @@ def first_reply(client: httpx.Client, start: float, pid: int) -> tuple[float, fl
 
 
 def one_run(
-    project: Path, bin_folder: Path, traced: bool, sessions: str, script=("main.py",), **extra
+    project: Path, bin_folder: Path, traced: bool, deployed: dict, script=("main.py",), **extra
 ) -> Run:
     port = free_port()
-    env = {**deployed_env(project, port, sessions), **extra}
+    env = {**deployed, "PORT": str(port), **extra}
     start = time.perf_counter()
     # Spans go to the console exporter's stdout, which nobody reads.
     server = Server(
@@ -187,14 +205,14 @@ def one_run(
 
 
 def modules_after_a_reply(
-    project: Path, bin_folder: Path, traced: bool, sessions: str, **extra: str
+    project: Path, bin_folder: Path, traced: bool, deployed: dict, **extra: str
 ) -> int:
     with tempfile.NamedTemporaryFile("r", suffix=".count") as count:
         one_run(
             project,
             bin_folder,
             traced,
-            sessions,
+            deployed,
             script=("-c", COUNTING),
             MODULES_FILE=count.name,
             **extra,
@@ -207,18 +225,18 @@ def main(rounds: int, runs: int, project: Path | None, extra_env: dict[str, str]
     work = Path(tempfile.mkdtemp(prefix="bench-tracing-"))
     atexit.register(shutil.rmtree, work, ignore_errors=True)
     bin_folder = runtime_environment(project, work / "runtime-venv")
-    sessions = str(work / "sessions")
+    deployed = deployed_env(project, bin_folder, work)
     sides = {"traced": True, "plain": False}
     # Warm the file cache and count modules, one untimed run per side.
     modules = {
-        side: modules_after_a_reply(project, bin_folder, traced, sessions, **extra_env)
+        side: modules_after_a_reply(project, bin_folder, traced, deployed, **extra_env)
         for side, traced in sides.items()
     }
     results = interleaved(
         sides,
         rounds,
         runs,
-        lambda traced: one_run(project, bin_folder, traced, sessions, **extra_env),
+        lambda traced: one_run(project, bin_folder, traced, deployed, **extra_env),
     )
     medians = print_start_figures(results)
     rss = medians(lambda r: r.rss)

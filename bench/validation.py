@@ -88,7 +88,7 @@ def per_request(cases: list[Case]) -> None:
     """Runs in the project's environment: each case's sides, alternating, on fresh messages."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
-    from my_welt_agent.wire import SCHEMA, payload_problem
+    from my_welt_agent.wire.payload import SCHEMA, payload_problem
 
     whole = Draft202012Validator(SCHEMA)
 
