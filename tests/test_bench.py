@@ -1,13 +1,13 @@
 """The benchmarks still run against the package as it is now.
 
 Each bench/ script imports the generated package or starts its app, so a
-release that moves a module breaks them, and until 0.10.0 nothing noticed
-before the next person measured: five scripts imported modules that 0.7.0
-had moved. Here every script runs in its smoke mode (--smoke: one short
-round at tiny sizes, its figures not worth reading), found by globbing, so
-a new script is covered without a change to this file. The quick loop
-checks the cheaper half: that every name the scripts import from the
-package is still there.
+release that moves a module breaks them, and nothing used to notice before
+the next person measured: five scripts still imported modules that 0.7.0
+had moved, and their servers died unseen. Here every script runs in its
+smoke mode (--smoke: one short round at tiny sizes, its figures not worth
+reading), found by globbing, so a new script is covered without a change to
+this file. The quick loop checks the cheaper half: that every name the
+scripts import from the package is still there.
 """
 
 import ast
