@@ -3,9 +3,17 @@
 The default project pins its Python in .python-version (3.13; 3.12 at the
 least), so uv builds its environment with a matching interpreter from this
 machine, never with the Python running the benchmark.
+
+Every script takes --smoke: one short round at tiny sizes, so that
+tests/test_bench.py can run them all and a script that no longer fits the
+package fails a test instead of the next person who measures. Its figures
+are not worth quoting. BENCH_PROJECT names a default project already built
+(as `rendered_project` builds one), so that those runs share one environment.
 """
 
+import argparse
 import atexit
+import contextlib
 import glob
 import os
 import shutil
@@ -37,9 +45,14 @@ def python_for(version: str) -> str:
     if version == f"{sys.version_info.major}.{sys.version_info.minor}":
         return sys.executable
     candidates = [shutil.which(f"python{version}")]
-    candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
+    candidates += sorted(
+        glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}"))
+    )
     for candidate in filter(None, candidates):
-        if subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+        if (
+            subprocess.run([candidate, "-c", "pass"], capture_output=True, check=False).returncode
+            == 0
+        ):
             return candidate
     raise SystemExit(f"the default project needs Python {version}, which is not installed here")
 
@@ -69,15 +82,58 @@ def rendered_template(**answers) -> Path:
 def rendered_project(**answers) -> Path:
     """The default project in a temporary folder, synced and compiled; removed at exit.
 
+    BENCH_PROJECT, when set, is that project already built, and the
+    default answers take it instead of building another.
+    """
+    shared = shared_project()
+    if shared and not answers:
+        return shared
+    return built(rendered_template(**answers))
+
+
+def shared_project() -> Path | None:
+    """The default project BENCH_PROJECT names, already built, or None."""
+    shared = os.environ.get("BENCH_PROJECT")
+    return Path(shared) if shared else None
+
+
+def built(root: Path) -> Path:
+    """A rendered project with its environment synced and its bytecode compiled.
+
     Bytecode is compiled up front, so a timed run measures imports and
     requests, not the first run writing .pyc files.
     """
-    root = rendered_template(**answers)
     env = uv_env(python_for(project_python(root)))
     subprocess.run([UV, "sync", "-q"], cwd=root, env=env, check=True)
     python = str(root / ".venv" / "bin" / "python")
-    subprocess.run([python, "-m", "compileall", "-q", "-j", "0", str(root)], cwd=root, check=False)
+    compiling = [python, "-m", "compileall", "-q", "-j", "0", str(root)]
+    subprocess.run(compiling, cwd=root, check=False, stdout=subprocess.DEVNULL)
     return root
+
+
+def arguments(doc: str, counts: dict[str, tuple[int, int]], more=None) -> argparse.Namespace:
+    """The command line: `counts` maps each optional count to its default and its smoke value.
+
+    A count given on the command line wins, --smoke or not; `more(parser)`
+    adds a script's own options.
+    """
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    for name, (default, smoke) in counts.items():
+        parser.add_argument(
+            name, type=int, nargs="?", help=f"default {default}, {smoke} with --smoke"
+        )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one short round at tiny sizes, to check the script runs",
+    )
+    if more:
+        more(parser)
+    given = parser.parse_args()
+    for name, (default, smoke) in counts.items():
+        if getattr(given, name) is None:
+            setattr(given, name, smoke if given.smoke else default)
+    return given
 
 
 def free_port() -> int:
@@ -97,28 +153,78 @@ def stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def serve(project: Path, script: str, port: int, **extra_env: str) -> subprocess.Popen:
-    """Run a script with the project's interpreter in app/ (its code folder), serving on a port."""
-    env = {**uv_env(), "PORT": str(port), **extra_env}
-    return subprocess.Popen(
-        [str(project / ".venv" / "bin" / "python"), "-c", script],
-        cwd=project / "app",
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+@contextlib.contextmanager
+def running(*servers: "Server"):
+    """Stops the servers at the end; a failure meanwhile carries the end of their output.
+
+    A request that fails because its server crashed would otherwise show
+    only the client's side: a closed connection, an error event.
+    """
+    try:
+        yield
+    except Exception as failure:
+        if not isinstance(failure, ServerDied):
+            for server in servers:
+                failure.add_note(f"the end of {server.args!r:.100}'s output:\n{server.tail()}")
+        raise
+    finally:
+        for server in servers:
+            stop(server)
 
 
-def wait_until_healthy(port: int, timeout: float = 60.0) -> float:
-    """Seconds until GET /ping answers; polls every millisecond."""
+class Server(subprocess.Popen):
+    """A process a benchmark starts, its output kept in a file: when it dies, the bench says why.
+
+    Its standard error always, its standard output unless `quiet_stdout`
+    (a console exporter's spans, say, which nobody reads).
+    """
+
+    def __init__(self, command: list[str], *, quiet_stdout: bool = False, **options) -> None:
+        self.output = tempfile.TemporaryFile()  # noqa: SIM115 (open while the process lives)
+        stdout = subprocess.DEVNULL if quiet_stdout else self.output
+        super().__init__(command, stdout=stdout, stderr=self.output, **options)
+
+    def tail(self, size: int = 4000) -> str:
+        """The end of what the process wrote, read without moving the file offset it shares."""
+        end = os.fstat(self.output.fileno()).st_size
+        text = os.pread(self.output.fileno(), size, max(0, end - size)).decode(errors="replace")
+        return text.strip() or "(it wrote nothing)"
+
+    def died(self, waiting_for: str) -> "ServerDied":
+        return ServerDied(
+            f"the server {self.args!r:.100} exited with code {self.returncode} before {waiting_for}; "
+            f"the end of its output:\n{self.tail()}"
+        )
+
+
+class ServerDied(RuntimeError):
+    """A benchmark's server exited early; the message ends with what it wrote."""
+
+
+def serve(project: Path, script: str, port: int, **extra_env: str) -> Server:
+    """Run a script with the project's interpreter in app/ (its code folder), serving on a port.
+
+    Stored runs and their key go to a temporary folder, never to this
+    machine's home.
+    """
+    state = tempfile.mkdtemp(prefix="bench-state-")
+    atexit.register(shutil.rmtree, state, ignore_errors=True)
+    env = {
+        **uv_env(),
+        "PORT": str(port),
+        "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
+        "RUN_KEY_FILE": str(Path(state) / "run.key"),
+        **extra_env,
+    }
+    python = str(project / ".venv" / "bin" / "python")
+    return Server([python, "-c", script], cwd=project / "app", env=env)
+
+
+def wait_until_healthy(port: int, server: Server, timeout: float = 60.0) -> float:
+    """Seconds until GET /ping answers; polls every millisecond, and fails at once if the server dies."""
     start = time.perf_counter()
-    while time.perf_counter() - start < timeout:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/ping", timeout=1).status_code == 200:
-                return time.perf_counter() - start
-        except httpx.TransportError:
-            time.sleep(0.001)
-    raise TimeoutError(f"nothing answered /ping on port {port}")
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=1) as client:
+        return seconds_to_ping(client, server, start, timeout)
 
 
 def median(values: list[float]) -> float:
@@ -128,14 +234,16 @@ def median(values: list[float]) -> float:
 
 # The two servers the first-reply and throughput benches compare, each run as
 # `python -c` in app/: add them to a model's source that defines `Echo`, a
-# ScriptedModel subclass.
+# ScriptedModel subclass. The generated one is main.py's app, built by the
+# package's factory as main.py builds it, with one Echo as the shared model.
 GENERATED_SERVER = """
-import runpy
+from my_welt_agent.factory import create_app, serve
+from my_welt_agent.platform.logs import log_json_lines
+from my_welt_agent.settings import Settings
 
-from my_welt_agent import model
-
-model.build_model = lambda env=None: Echo()
-runpy.run_path("main.py", run_name="__main__")
+log_json_lines()
+ECHO = Echo()
+serve(create_app(Settings.from_environment(), new_model=lambda: ECHO))
 """
 
 FLOOR_SERVER = """
@@ -173,7 +281,9 @@ def interleaved(sides: dict, rounds: int, runs: int, measure) -> dict[str, list]
             for name in names if run % 2 == 0 else reversed(names):
                 results[name].append(measure(sides[name]))
         a, b = (median([r.reply for r in results[name][-runs:]]) for name in names)
-        print(f"round {round_number + 1}: first reply {names[0]} {a:.3f}s, {names[1]} {b:.3f}s, ratio {a / b:.2f}")
+        print(
+            f"round {round_number + 1}: first reply {names[0]} {a:.3f}s, {names[1]} {b:.3f}s, ratio {a / b:.2f}"
+        )
     return results
 
 
@@ -194,17 +304,30 @@ def print_start_figures(results: dict[str, list]):
         a, b = medians(figure)
         print(f"  {label:<27} {a:.3f}s vs {b:.3f}s   ratio {a / b:.2f}")
     a, b = medians(lambda r: r.reply - r.ping)
-    print(f"  {'/ping to first reply':<27} {a * 1e3:.0f} ms vs {b * 1e3:.0f} ms   {(a - b) * 1e3:+.0f} ms")
+    print(
+        f"  {'/ping to first reply':<27} {a * 1e3:.0f} ms vs {b * 1e3:.0f} ms   {(a - b) * 1e3:+.0f} ms"
+    )
     return medians
 
 
-def seconds_to_ping(client: httpx.Client, server: subprocess.Popen, start: float) -> float:
-    """Seconds from `start` (perf_counter) until the server's GET /ping answers 200; polls every ms."""
+def seconds_to_ping(
+    client: httpx.Client, server: Server, start: float, timeout: float = 60.0
+) -> float:
+    """Seconds from `start` (perf_counter) until the server's GET /ping answers 200; polls every ms.
+
+    A server that exits fails the wait at once, with the end of its output,
+    rather than after the timeout with nothing to go on.
+    """
     while True:
         try:
             if client.get("/ping").status_code == 200:
                 return time.perf_counter() - start
         except httpx.TransportError:
             time.sleep(0.001)
-        if server.poll() is not None or time.perf_counter() - start > 60:
-            raise RuntimeError(f"the server {server.args!r:.80} never answered /ping")
+        if server.poll() is not None:
+            raise server.died("answering /ping")
+        if time.perf_counter() - start > timeout:
+            raise TimeoutError(
+                f"the server {server.args!r:.100} did not answer /ping within {timeout:.0f} s; "
+                f"the end of its output:\n{server.tail()}"
+            )

@@ -18,8 +18,8 @@ without bytecode compiles every module on every start, as each fresh microVM
 would; the bench checks that it never gains a __pycache__.
 
 Each run starts `MODEL_PROVIDER=rehearsal python app/main.py` (a scripted
-model: no credentials, no network) with a fresh, empty SESSION_STORAGE_DIR
-as its working folder, polls GET /ping every millisecond, sends the first
+model: no credentials, no network) in a fresh, empty working folder that
+holds its SESSION_STORAGE_DIR and run key, polls GET /ping every millisecond, sends the first
 POST /invocations ({"prompt": "hi"}) the moment /ping answers and stops the
 clock when that reply's stream has ended. Beside it, `python -c "import
 main"` (in app/) times the imports and startup checks alone. Runs alternate
@@ -29,12 +29,11 @@ The interpreter's standard library is the same on both sides (this machine's
 own, with its bytecode), and files are in the page cache for both, so the
 difference is compiling the project's packages and code, nothing else.
 
-    uv run python bench/bytecode.py [runs]   # default 7
+    uv run python bench/bytecode.py [runs] [--smoke]   # default 7; 1 with --smoke
 """
 
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,12 +41,14 @@ from pathlib import Path
 import httpx
 from _project import (
     UV,
+    Server,
+    arguments,
     free_port,
     median,
     project_python,
     python_for,
     rendered_template,
-    stop,
+    running,
     uv_env,
     wait_until_healthy,
 )
@@ -63,12 +64,19 @@ def build_sides() -> dict[str, Path]:
     """The project compiled as the Dockerfile compiles it, and a copy without bytecode."""
     compiled = rendered_template()
     env = uv_env(python_for(project_python(compiled)))
-    subprocess.run([UV, "sync", "-q", "--no-default-groups", "--compile-bytecode"], cwd=compiled, env=env, check=True)
+    subprocess.run(
+        [UV, "sync", "-q", "--no-default-groups", "--compile-bytecode"],
+        cwd=compiled,
+        env=env,
+        check=True,
+    )
     python = compiled / ".venv" / "bin" / "python"
     compile_app = [python, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", "app"]
     subprocess.run(compile_app, cwd=compiled, env=env, check=True)
     bare = compiled.parent / "agent-without-bytecode"  # removed with the rendered project
-    shutil.copytree(compiled, bare, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        compiled, bare, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
     return {"with": compiled, "without": bare}
 
 
@@ -76,10 +84,20 @@ def bytecode_files(project: Path) -> int:
     return sum(1 for _ in project.rglob("*.pyc"))
 
 
-def run_env(**extra: str) -> dict[str, str]:
-    """This environment for the agent: never writing bytecode, never reading it elsewhere."""
+def run_env(state: str, **extra: str) -> dict[str, str]:
+    """This environment for the agent: never writing bytecode, never reading it elsewhere.
+
+    Its stored runs and their key go to `state`, a new folder for each run.
+    """
     env = {key: value for key, value in uv_env().items() if key != "PYTHONPYCACHEPREFIX"}
-    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", MODEL_PROVIDER="rehearsal", **extra)
+    env.update(
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONUNBUFFERED="1",
+        MODEL_PROVIDER="rehearsal",
+        SESSION_STORAGE_DIR=str(Path(state) / "sessions"),
+        RUN_KEY_FILE=str(Path(state) / "run.key"),
+        **extra,
+    )
     return env
 
 
@@ -87,14 +105,12 @@ def first_reply(project: Path) -> float:
     """Seconds from spawning the server to the end of its first reply's stream."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="session-") as state:
-        env = run_env(PORT=str(port), SESSION_STORAGE_DIR=state)
+        env = run_env(state, PORT=str(port))
         command = [str(project / ".venv" / "bin" / "python"), str(project / "app" / "main.py")]
         start = time.perf_counter()
-        server = subprocess.Popen(
-            command, cwd=state, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        try:
-            wait_until_healthy(port)
+        server = Server(command, cwd=state, env=env)
+        with running(server):
+            wait_until_healthy(port, server)
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
                 with client.stream("POST", "/invocations", json=FIRST, headers=HEADERS) as response:
                     response.raise_for_status()
@@ -102,17 +118,17 @@ def first_reply(project: Path) -> float:
                 elapsed = time.perf_counter() - start
             assert events, "the first reply carried no data event"
             return elapsed
-        finally:
-            stop(server)
 
 
 def import_main(project: Path) -> float:
     """Seconds for `python -c "import main"` in app/, spawn to exit."""
     command = [str(project / ".venv" / "bin" / "python"), "-c", "import main"]
     with tempfile.TemporaryDirectory(prefix="session-") as state:
-        env = run_env(SESSION_STORAGE_DIR=state)
+        env = run_env(state)
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=project / "app", env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            command, cwd=project / "app", env=env, capture_output=True, text=True, check=False
+        )
         elapsed = time.perf_counter() - start
     if done.returncode:
         raise RuntimeError(f"import main failed in {project}:\n{done.stderr}")
@@ -138,11 +154,16 @@ def main(runs: int) -> None:
 
     print(f"bytecode: medians of {runs} runs each, alternating; with bytecode vs without")
     print(f"  .pyc files shipped             {bytecode_files(sides['with'])} vs 0")
-    for label, results in (("spawn to complete first reply", replies), ('python -c "import main"', imports)):
+    for label, results in (
+        ("spawn to complete first reply", replies),
+        ('python -c "import main"', imports),
+    ):
         w, wo = median(results["with"]), median(results["without"])
-        print(f"  {label:<30} {w:.3f}s vs {wo:.3f}s   ratio without/with {wo / w:.2f}  (+{wo - w:.2f}s)")
+        print(
+            f"  {label:<30} {w:.3f}s vs {wo:.3f}s   ratio without/with {wo / w:.2f}  (+{wo - w:.2f}s)"
+        )
     print(f"setup {built:.0f}s, measured runs {time.perf_counter() - began - built:.0f}s")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    main(arguments(__doc__, {"runs": (7, 1)}).runs)

@@ -3,7 +3,7 @@
 The one-file template is copier's own floor (start-up, reading copier.yml,
 git), so the ratio shows what this template's size and questions add.
 
-    uv run python bench/copy_time.py [runs]
+    uv run python bench/copy_time.py [runs] [--smoke]   # default 5; 1 with --smoke
 """
 
 import subprocess
@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _project import TEMPLATE, median
+from _project import TEMPLATE, arguments, median
 
 
 def one_file_template() -> Path:
@@ -22,7 +22,16 @@ def one_file_template() -> Path:
     for command in (["git", "init", "-q"], ["git", "add", "-A"]):
         subprocess.run(command, cwd=root, check=True)
     subprocess.run(
-        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-qm", "x"],
+        [
+            "git",
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.invalid",
+            "commit",
+            "-qm",
+            "x",
+        ],
         cwd=root,
         check=True,
     )
@@ -33,8 +42,18 @@ def copy_seconds(template: Path) -> float:
     destination = Path(tempfile.mkdtemp(prefix="bench-copy-")) / "project"
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "copier", "copy", "--defaults", "--quiet", "--vcs-ref", "HEAD",
-         str(template), str(destination)],
+        [
+            sys.executable,
+            "-m",
+            "copier",
+            "copy",
+            "--defaults",
+            "--quiet",
+            "--vcs-ref",
+            "HEAD",
+            str(template),
+            str(destination),
+        ],
         check=True,
         capture_output=True,
     )
@@ -53,4 +72,4 @@ def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    main(arguments(__doc__, {"runs": (5, 1)}).runs)

@@ -10,11 +10,12 @@ thread so far, as Welt sends it) and times that to its first `data` event.
 Both sides run on the project's interpreter and releases and play the same
 scripted model (a short text reply to every call), so neither pays for a
 model client or the network:
-- generated: main.py run as a script, unchanged, with model.build_model
-  swapped for the scripted model, the way MODEL_PROVIDER=rehearsal swaps it
-  (rehearsal itself is not used: its first turn asks a question through a
-  tool, which the floor cannot match). The schema check, registry, gate,
-  tools and wire all run.
+- generated: main.py's app, built by the package's factory as main.py
+  builds it (JSON logs, settings from the environment), with the scripted
+  model in place of the provider's, as the factory's `new_model` lets tests
+  swap it (MODEL_PROVIDER=rehearsal is not used: its first turn asks a
+  question through a tool, which the floor cannot match). The schema check,
+  registry, gate, tools and wire all run.
 - floor: a BedrockAgentCoreApp entrypoint that imports strands, builds a
   fresh Agent with the scripted model per request and yields its text as
   {"data": ...} events: the least a Strands agent on AgentCore pays.
@@ -26,12 +27,11 @@ read from /proc (Linux): when other work shares the machine, wall time moves
 by a tenth between runs and CPU time much less.
 Target: first reply within 1.05 times the floor, in wall time and in CPU.
 
-    uv run python bench/first_reply.py [rounds] [runs per round]   # default 3 7
+    uv run python bench/first_reply.py [rounds] [runs per round] [--smoke]   # default 3 7; 1 1 with --smoke
 """
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -40,16 +40,18 @@ import httpx
 from _project import (
     FLOOR_SERVER,
     GENERATED_SERVER,
+    arguments,
     free_port,
     interleaved,
     print_start_figures,
     rendered_project,
+    running,
     seconds_to_ping,
     serve,
 )
 
-MODEL = '''
-from my_welt_agent.scripted_model import ScriptedModel, reply
+MODEL = """
+from my_welt_agent.model.scripted import ScriptedModel, reply
 
 
 class Echo(ScriptedModel):
@@ -57,7 +59,7 @@ class Echo(ScriptedModel):
 
     def next_turn(self, messages, tool_specs=None):
         return reply("Hello", " from", " a", " scripted", " model.")
-'''
+"""
 
 GENERATED = MODEL + GENERATED_SERVER
 FLOOR = MODEL + FLOOR_SERVER
@@ -87,13 +89,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def first_data(client: httpx.Client, messages: list[dict], start: float, pid: int) -> tuple[float, float]:
+def first_data(
+    client: httpx.Client, messages: list[dict], start: float, pid: int
+) -> tuple[float, float]:
     """Seconds from start to the first {"data": ...} event, and the server's CPU then.
 
     The stream is read to its end, so the next request finds the server idle.
     """
     first = None
-    with client.stream("POST", "/invocations", json={"messages": messages}, headers=HEADERS) as response:
+    with client.stream(
+        "POST", "/invocations", json={"messages": messages}, headers=HEADERS
+    ) as response:
         for line in response.iter_lines():
             if first is None and line.startswith("data: "):
                 first = time.perf_counter() - start, cpu_seconds(pid)
@@ -107,15 +113,11 @@ def one_run(project: Path, script: str) -> Run:
     port = free_port()
     start = time.perf_counter()
     server = serve(project, script, port)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            ping = seconds_to_ping(client, server, start)
-            reply, cpu = first_data(client, FIRST, start, server.pid)
-            second, _ = first_data(client, SECOND, time.perf_counter(), server.pid)
-        return Run(ping, reply, cpu, second)
-    finally:
-        server.terminate()
-        server.wait()
+    with running(server), httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+        ping = seconds_to_ping(client, server, start)
+        reply, cpu = first_data(client, FIRST, start, server.pid)
+        second, _ = first_data(client, SECOND, time.perf_counter(), server.pid)
+    return Run(ping, reply, cpu, second)
 
 
 def main(rounds: int, runs: int) -> None:
@@ -126,16 +128,25 @@ def main(rounds: int, runs: int) -> None:
     results = interleaved(sides, rounds, runs, lambda script: one_run(project, script))
     medians = print_start_figures(results)
     g, f = medians(lambda r: r.second)
-    print(f"  {'second turn to first data':<27} {g * 1e3:.1f} ms vs {f * 1e3:.1f} ms   ratio {g / f:.2f}")
+    print(
+        f"  {'second turn to first data':<27} {g * 1e3:.1f} ms vs {f * 1e3:.1f} ms   ratio {g / f:.2f}"
+    )
 
     wall = medians(lambda r: r.reply)
     cpu = medians(lambda r: r.cpu)
     ratios = wall[0] / wall[1], cpu[0] / cpu[1]
-    verdict = "met" if max(ratios) <= 1.05 else "NOT met" if min(ratios) > 1.05 else (
-        "unclear: wall time and CPU disagree, other work shares the machine; run more rounds")
-    print(f"first reply ratio: wall {ratios[0]:.3f}, server CPU {ratios[1]:.3f}; target <= 1.05: {verdict}")
+    verdict = (
+        "met"
+        if max(ratios) <= 1.05
+        else "NOT met"
+        if min(ratios) > 1.05
+        else ("unclear: wall time and CPU disagree, other work shares the machine; run more rounds")
+    )
+    print(
+        f"first reply ratio: wall {ratios[0]:.3f}, server CPU {ratios[1]:.3f}; target <= 1.05: {verdict}"
+    )
 
 
 if __name__ == "__main__":
-    given = [int(value) for value in sys.argv[1:3]]
-    main(*given, *[3, 7][len(given):])
+    given = arguments(__doc__, {"rounds": (3, 1), "runs": (7, 1)})
+    main(given.rounds, given.runs)

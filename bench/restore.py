@@ -28,21 +28,32 @@ Target: restored within 1.2 times warm. Rounds alternate the order of the
 sides; medians over all rounds; every wait is bounded and every process
 started here is killed at the end.
 
-    uv run python bench/restore.py [rounds]   # default 9
+    uv run python bench/restore.py [rounds] [--smoke]   # default 9; 1 with --smoke
 """
 
+import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from _project import free_port, median, rendered_project, stop, uv_env, wait_until_healthy
+from _project import (
+    Server,
+    arguments,
+    free_port,
+    median,
+    rendered_project,
+    running,
+    stop,
+    uv_env,
+    wait_until_healthy,
+)
 
 TIMEOUT = 60.0  # seconds: the bound on every wait
 BUDGET = 120.0  # seconds: V2's limit on initialisation and the warm-up hook
@@ -50,7 +61,7 @@ TURN = {"messages": [{"role": "user", "content": [{"text": "<@U0123456>: hello"}
 
 _sessions = iter(range(1, 1_000_000))
 _children: list[int] = []  # forked instances, killed at the end
-_servers: list[subprocess.Popen] = []  # processes started here, killed at the end
+_servers: list[subprocess.Popen] = []  # processes started here, stopped at the end
 
 
 def session() -> str:
@@ -59,7 +70,14 @@ def session() -> str:
 
 
 def agent_env(state: str, **extra: str) -> dict[str, str]:
-    return {**uv_env(), "MODEL_PROVIDER": "rehearsal", "SESSION_STORAGE_DIR": state, **extra}
+    """Rehearsal, its stored runs and their key in `state`, never in this machine's home."""
+    return {
+        **uv_env(),
+        "MODEL_PROVIDER": "rehearsal",
+        "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
+        "RUN_KEY_FILE": str(Path(state) / "run.key"),
+        **extra,
+    }
 
 
 def reply_to_end(client: httpx.Client) -> int:
@@ -69,26 +87,26 @@ def reply_to_end(client: httpx.Client) -> int:
         "Accept": "text/event-stream",
         "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session(),
     }
-    with client.stream("POST", "/invocations", content=json.dumps(TURN), headers=headers) as response:
+    with client.stream(
+        "POST", "/invocations", content=json.dumps(TURN), headers=headers
+    ) as response:
         response.raise_for_status()
-        events = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+        events = [
+            json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")
+        ]
     # Rehearsal's first turn: its notice, then a question (an interrupt) that ends the stream.
-    assert events and any("interrupt" in event for event in events), f"unexpected reply: {events[-3:]}"
+    assert events and any("interrupt" in event for event in events), (
+        f"unexpected reply: {events[-3:]}"
+    )
     return len(events)
 
 
-def start_main(project: Path, state: str) -> tuple[subprocess.Popen, int, float]:
+def start_main(project: Path, state: str) -> tuple[Server, int, float]:
     """`python app/main.py` on a free port: the process, its port and the clock's start."""
     port = free_port()
     command = [str(project / ".venv" / "bin" / "python"), str(project / "app" / "main.py")]
     start = time.perf_counter()
-    server = subprocess.Popen(
-        command,
-        cwd=state,
-        env=agent_env(state, PORT=str(port)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = Server(command, cwd=state, env=agent_env(state, PORT=str(port)))
     _servers.append(server)
     return server, port, start
 
@@ -96,34 +114,30 @@ def start_main(project: Path, state: str) -> tuple[subprocess.Popen, int, float]
 def cold(project: Path, state: str) -> float:
     """Seconds from spawning main.py to the end of its first reply's stream."""
     server, port, start = start_main(project, state)
-    try:
-        wait_until_healthy(port, TIMEOUT)
+    with running(server):
+        wait_until_healthy(port, server, TIMEOUT)
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=TIMEOUT) as client:
             reply_to_end(client)
         return time.perf_counter() - start
-    finally:
-        stop(server)
 
 
 def budget(project: Path, state: str) -> tuple[float, float]:
     """Seconds from spawning main.py to a healthy /ping, and to POST /warmup answered 200."""
     server, port, start = start_main(project, state)
-    try:
-        wait_until_healthy(port, TIMEOUT)
+    with running(server):
+        wait_until_healthy(port, server, TIMEOUT)
         ping = time.perf_counter() - start
         answer = httpx.post(f"http://127.0.0.1:{port}/warmup", timeout=BUDGET)
         warmed = time.perf_counter() - start
         assert answer.status_code == 200 and answer.json().get("warm"), answer.text
         return ping, warmed
-    finally:
-        stop(server)
 
 
 class Snapshot:
     """tests/restored_instances.py: one started, warmed agent that forks restored instances."""
 
     def __init__(self, project: Path, state: str):
-        self.errors = tempfile.TemporaryFile()
+        self.errors = tempfile.TemporaryFile()  # noqa: SIM115 (open while the process lives)
         start = time.perf_counter()
         self.process = subprocess.Popen(
             [str(project / ".venv" / "bin" / "python"), "tests/restored_instances.py"],
@@ -136,7 +150,9 @@ class Snapshot:
         _servers.append(self.process)
         self.buffer = b""
         self.restore()  # answered once imports and the warm-up are done
-        self.started = time.perf_counter() - start  # spawn to the first instance: import, warm-up, fork
+        self.started = (
+            time.perf_counter() - start
+        )  # spawn to the first instance: import, warm-up, fork
 
     def _line(self) -> bytes:
         deadline = time.perf_counter() + BUDGET
@@ -146,7 +162,9 @@ class Snapshot:
             chunk = os.read(self.process.stdout.fileno(), 4096) if ready else b""
             if not chunk:
                 self.errors.seek(0)
-                raise RuntimeError(f"no restored instance came: {self.errors.read().decode()[-2000:]}")
+                raise RuntimeError(
+                    f"no restored instance came: {self.errors.read().decode()[-2000:]}"
+                )
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line
@@ -186,7 +204,8 @@ def kill(pid: int) -> None:
 def main(rounds: int) -> None:
     began = time.perf_counter()
     project = rendered_project()
-    state = tempfile.mkdtemp(prefix="sessions-", dir=project.parent)  # removed with the project
+    state = tempfile.mkdtemp(prefix="bench-restore-")
+    atexit.register(shutil.rmtree, state, ignore_errors=True)
     try:
         snapshot = Snapshot(project, state)
         # Unmeasured: warm the file cache, check every side works.
@@ -212,15 +231,21 @@ def main(rounds: int) -> None:
         warmed = median([r[1] for r in results["budget"]])
         worst = max(r[1] for r in results["budget"])
         ratio = first / warm
-        print(f"restore: medians of {rounds} rounds, sides interleaved (rehearsal mode, Welt turn to stream end)")
+        print(
+            f"restore: medians of {rounds} rounds, sides interleaved (rehearsal mode, Welt turn to stream end)"
+        )
         print(f"  (1) restored instance, first reply   {first * 1e3:8.1f} ms")
         print(f"  (2) same instance, second request    {warm * 1e3:8.1f} ms")
         print(f"  (3) cold: spawn to first reply end   {from_cold * 1e3:8.1f} ms")
         print(f"  (1)/(2) {ratio:.2f}; target <= 1.2: {'met' if ratio <= 1.2 else 'NOT met'}")
         print(f"  (3)/(2) {from_cold / warm:.1f}   (3)/(1) {from_cold / first:.1f}")
-        print(f"  (4) spawn to /ping {ping:.3f}s, to /warmup answered {warmed:.3f}s (worst {worst:.3f}s)"
-              f" against {BUDGET:.0f}s: {warmed / BUDGET:.1%} of the budget")
-        print(f"  snapshot process: spawn to first restored instance {snapshot.started:.3f}s (once)")
+        print(
+            f"  (4) spawn to /ping {ping:.3f}s, to /warmup answered {warmed:.3f}s (worst {worst:.3f}s)"
+            f" against {BUDGET:.0f}s: {warmed / BUDGET:.1%} of the budget"
+        )
+        print(
+            f"  snapshot process: spawn to first restored instance {snapshot.started:.3f}s (once)"
+        )
         print(f"setup {built:.0f}s, measured rounds {time.perf_counter() - began - built:.0f}s")
     finally:
         for pid in _children:
@@ -230,4 +255,4 @@ def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+    main(arguments(__doc__, {"rounds": (9, 1)}).rounds)

@@ -14,7 +14,7 @@ one process of the generated project, with the same scripted model, tool
 Targets: storing adds at most 15 % to a round trip, resuming after a
 restart at most 20 %.
 
-    uv run python bench/resume.py [round trips per side]   # default 41
+    uv run python bench/resume.py [round trips per side] [--smoke]   # default 41; 1 with --smoke
 """
 
 import asyncio
@@ -32,14 +32,26 @@ TURN = {"messages": [{"role": "user", "content": [{"text": "<@U1>: where am I?"}
 
 
 async def measure(rounds: int) -> None:
-    """Runs in the project's environment."""
-    from my_welt_agent.agent import build_agent
-    from my_welt_agent.conversations import Conversations
-    from my_welt_agent.scripted_model import ScriptedModel, call, reply, use
-    from my_welt_agent.tools.registry import project_registry
-    from my_welt_agent.wire import payload_problem, reply_events
+    """Runs in the project's environment, with the settings main() gives it."""
+    import logging
+    from dataclasses import replace
 
-    registry = project_registry()
+    import boto3
+    from moto.server import ThreadedMotoServer
+    from my_welt_agent.factory import agent_of_yours, registry_of_yours, stored_runs
+    from my_welt_agent.gate.run_limits import TurnCaps
+    from my_welt_agent.model.scripted import ScriptedModel, call, reply, use
+    from my_welt_agent.runs.conversations import Conversations
+    from my_welt_agent.settings import Settings
+    from my_welt_agent.wire.events import reply_events
+    from my_welt_agent.wire.payload import payload_problem
+
+    # The parts the factory's create_app builds the app from, minus HTTP:
+    # what is measured is the runs' work, not Starlette's.
+    settings = Settings.from_environment()
+    registry = registry_of_yours(settings)
+    caps = TurnCaps(settings.max_model_calls_per_turn, settings.max_tool_calls_per_turn)
+    new_agent = agent_of_yours(registry, caps)
 
     def script() -> ScriptedModel:
         return ScriptedModel(use(call("ask_human", "t1", question="Which city?")), reply("Noted."))
@@ -52,22 +64,15 @@ async def measure(rounds: int) -> None:
         model = script()
         start = time.perf_counter()
         assert payload_problem(TURN) is None
-        held[session] = agent = build_agent(model, registry)
-        asked = [event async for event in reply_events(agent, TURN, registry.files_from)]
+        held[session] = agent = new_agent(model)
+        asked = [event async for event in reply_events(agent, TURN, registry.files_from, caps)]
         stopped = time.perf_counter()
         answer = answer_to(asked)
         assert payload_problem(answer) is None
         agent = held.pop(session)
-        resumed = [event async for event in reply_events(agent, answer, registry.files_from)]
+        resumed = [event async for event in reply_events(agent, answer, registry.files_from, caps)]
         assert resumed[-1] == {"data": "Noted."}, resumed
         return stopped - start, time.perf_counter() - stopped
-
-    import logging
-
-    from moto.server import ThreadedMotoServer
-
-    from my_welt_agent.run_storage import run_storage
-    from my_welt_agent.stored_runs import StoredRuns
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # the S3 server's access log
     s3 = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -79,20 +84,19 @@ async def measure(rounds: int) -> None:
         AWS_SECRET_ACCESS_KEY="bench",
         AWS_DEFAULT_REGION="us-east-1",
     )
-    import boto3
-
     boto3.client("s3").create_bucket(Bucket="bench-runs")
     stores = {
-        "folder": {"RUN_STORE": "session-storage", **os.environ},
-        "bucket": {**os.environ, "RUN_STORE": "s3", "STATE_BUCKET": "bench-runs"},
+        "folder": replace(settings, run_store="session-storage"),
+        "bucket": replace(settings, run_store="s3", state_bucket="bench-runs"),
     }
     models: dict[str, ScriptedModel] = {}
     current = [""]
 
     def server(store: str) -> Conversations:
-        """One server's conversations, as main.py has; the model is per thread."""
-        runs = StoredRuns(store=lambda: run_storage(stores[store]))
-        return Conversations(new_model=lambda: models[current[0]], registry=registry, store=runs)
+        """One server's conversations, as create_app builds them; the model is per thread."""
+        return Conversations(
+            lambda: models[current[0]], new_agent, registry, stored_runs(stores[store]), caps
+        )
 
     servers = {store: server(store) for store in stores}
 
@@ -133,14 +137,18 @@ async def measure(rounds: int) -> None:
     memory_stop = median(stop for stop, _ in times["memory only"])
     memory_answer = median(answer for _, answer in times["memory only"])
     memory_trip = memory_stop + memory_answer
-    print(f"{rounds} round trips per side; medians; added cost as a share of the "
-          f"memory-only round trip ({memory_trip * 1e3:.2f} ms)")
+    print(
+        f"{rounds} round trips per side; medians; added cost as a share of the "
+        f"memory-only round trip ({memory_trip * 1e3:.2f} ms)"
+    )
     for side, measured in times.items():
         stop = median(stop for stop, _ in measured)
         answer = median(answer for _, answer in measured)
-        print(f"  {side:25} stop {stop * 1e3:6.2f} ms (+{(stop - memory_stop) / memory_trip:5.1%})"
-              f"   answer {answer * 1e3:6.2f} ms (+{(answer - memory_answer) / memory_trip:5.1%})"
-              f"   round trip x{(stop + answer) / memory_trip:.2f}")
+        print(
+            f"  {side:25} stop {stop * 1e3:6.2f} ms ({(stop - memory_stop) / memory_trip:+6.1%})"
+            f"   answer {answer * 1e3:6.2f} ms ({(answer - memory_answer) / memory_trip:+6.1%})"
+            f"   round trip x{(stop + answer) / memory_trip:.2f}"
+        )
     print(
         f"Targets (folder): storing adds at most {PERSIST_TARGET:.0%} (stop), resuming after "
         f"a restart at most {RESUME_TARGET:.0%} (answer). S3 is reported, not targeted."
@@ -151,14 +159,17 @@ def main(rounds: int) -> None:
     from _project import rendered_project  # the benchmark's environment only
 
     project = rendered_project()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(project / "app"),
-        "SESSION_STORAGE_DIR": tempfile.mkdtemp(prefix="bench-sessions-"),
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-    python = str(project / ".venv" / "bin" / "python")
-    subprocess.run([python, __file__, "--measure", str(rounds)], cwd=project, env=env, check=True)
+    with tempfile.TemporaryDirectory(prefix="bench-resume-") as state:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(project / "app"),
+            "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
+            "RUN_KEY_FILE": str(Path(state) / "run.key"),
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+        python = str(project / ".venv" / "bin" / "python")
+        measuring = [python, __file__, "--measure", str(rounds)]
+        subprocess.run(measuring, cwd=project, env=env, check=True)
 
 
 if __name__ == "__main__":
@@ -166,4 +177,6 @@ if __name__ == "__main__":
         asyncio.run(measure(int(sys.argv[2])))
     else:
         sys.path.insert(0, str(Path(__file__).parent))
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 41)
+        from _project import arguments
+
+        main(arguments(__doc__, {"round_trips": (41, 1)}).round_trips)

@@ -1,10 +1,11 @@
 """What sealing a stored run costs: writing and reading a record, sealed and plain, side by side.
 
-Since 0.10.0 every record in the run store ends in an HMAC-SHA256 over the
-bytes before it (runs/record.py): writing one hashes what `json.dumps`
-wrote, and reading one hashes the bytes before `json.loads` may trust them.
-This bench measures that against what 0.9.0 did with the same record: one
-`json.dumps` to write, one `json.loads` to read.
+Since 0.10.0 every record in the run store carries an HMAC-SHA256 over the
+bytes of its JSON as written (runs/record.py): writing one hashes those
+bytes once more, and reading one checks the hash before parsing them, so
+nothing is serialized twice and what sealing adds is the hash of the
+record each way. This bench measures that against what 0.9.0 did with the
+same record: one `json.dumps` to write, one `json.loads` to read.
 
 In the rendered default project's environment, it builds a waiting run's
 record around a snapshot whose thread carries a document of each size
@@ -12,13 +13,12 @@ record around a snapshot whose thread carries a document of each size
 times, interleaved, `record.dump` + `record.parse` against `json.dumps` +
 `json.loads` of the same fields. It prints the medians and their ratio.
 
-    uv run python bench/seal.py [runs]   # default 15; 1 is a smoke run
+    uv run python bench/seal.py [runs] [--smoke]   # default 15; 1 with --smoke
 """
 
 import subprocess
-import sys
 
-from _project import rendered_project
+from _project import arguments, rendered_project
 
 MEASURE = r"""
 import base64, json, sys, time
@@ -58,8 +58,7 @@ for label, size in (("no file", 0), ("100 KB", 100_000), ("1 MB", 1_000_000), ("
 """
 
 
-def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+def main(runs: int) -> None:
     project = rendered_project()
     print(f"median of {runs} runs each, interleaved, on the project's Python:")
     subprocess.run(
@@ -70,4 +69,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(arguments(__doc__, {"runs": (15, 1)}).runs)

@@ -6,12 +6,18 @@ BedrockAgentCoreApp plus `import strands`. Runs alternate, and so does the
 side that goes first, so both see the same machine state. Target: the
 generated agent within 1.10 times.
 
-    uv run python bench/startup.py [runs]
+    uv run python bench/startup.py [runs] [--smoke]   # default 7; 1 with --smoke
 """
 
-import sys
-
-from _project import free_port, median, rendered_project, serve, wait_until_healthy
+from _project import (
+    arguments,
+    free_port,
+    median,
+    rendered_project,
+    running,
+    serve,
+    wait_until_healthy,
+)
 
 GENERATED = "import runpy; runpy.run_path('main.py', run_name='__main__')"
 BARE = """
@@ -34,11 +40,8 @@ app.run(port=int(os.environ["PORT"]))
 def time_to_healthy(project, script) -> float:
     port = free_port()
     server = serve(project, script, port)
-    try:
-        return wait_until_healthy(port)
-    finally:
-        server.terminate()
-        server.wait()
+    with running(server):
+        return wait_until_healthy(port, server)
 
 
 def startup_medians(project, runs: int) -> tuple[float, float]:
@@ -59,4 +62,4 @@ def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    main(arguments(__doc__, {"runs": (7, 1)}).runs)

@@ -5,47 +5,57 @@ streaming 10,000 deltas through the wire module and AgentCore's SSE; the
 bare side is a BedrockAgentCoreApp yielding the same 10,000 `data` events.
 Runs alternate against two live servers. Target: within 1.2 times.
 
-    uv run python bench/streaming.py [runs]
+    uv run python bench/streaming.py [runs] [--smoke]   # default 5; 1 run of 100 deltas with --smoke
 """
 
-import sys
 import time
 
 import httpx
-from _project import free_port, median, rendered_project, serve, wait_until_healthy
+from _project import (
+    arguments,
+    free_port,
+    median,
+    rendered_project,
+    running,
+    serve,
+    wait_until_healthy,
+)
 
 DELTAS = 10_000
+SMOKE_DELTAS = 100
 
-GENERATED = f"""
+# main.py's app as the package's factory builds it, each turn's model a script
+# of the deltas; both sides are served by the same uvicorn call.
+GENERATED = """
 import os
 
 import uvicorn
 
-import main
-from my_welt_agent.conversations import Conversations
-from my_welt_agent.scripted_model import ScriptedModel, reply
+from my_welt_agent.factory import create_app
+from my_welt_agent.model.scripted import ScriptedModel, reply
+from my_welt_agent.platform.logs import log_json_lines
+from my_welt_agent.settings import Settings
 
-chunks = [f"w{{n}} " for n in range({DELTAS})]
-main.conversations = Conversations(
-    new_model=lambda: ScriptedModel(reply(*chunks)), registry=main.registry
-)
-uvicorn.run(main.app, port=int(os.environ["PORT"]), log_level="warning")
+chunks = [f"w{n} " for n in range(int(os.environ["DELTAS"]))]
+log_json_lines()
+app = create_app(Settings.from_environment(), new_model=lambda: ScriptedModel(reply(*chunks)))
+uvicorn.run(app, port=int(os.environ["PORT"]), log_level="warning")
 """
 
-BARE = f"""
+BARE = """
 import os
 
 import uvicorn
 from bedrock_agentcore.runtime import BedrockAgentCoreApp
 
 app = BedrockAgentCoreApp()
-chunks = [f"w{{n}} " for n in range({DELTAS})]
+chunks = [f"w{n} " for n in range(int(os.environ["DELTAS"]))]
 
 
 @app.entrypoint
 async def invoke(payload, context):
     for chunk in chunks:
-        yield {{"data": chunk}}
+        yield {"data": chunk}
 
 
 uvicorn.run(app, port=int(os.environ["PORT"]), log_level="warning")
@@ -72,28 +82,28 @@ def stream_once(port: int) -> tuple[float, int]:
     return time.perf_counter() - start, events
 
 
-def main(runs: int) -> None:
+def main(runs: int, deltas: int) -> None:
     project = rendered_project()
     ports = {"generated": free_port(), "bare": free_port()}
-    servers = [serve(project, GENERATED, ports["generated"]), serve(project, BARE, ports["bare"])]
-    try:
-        for port in ports.values():
-            wait_until_healthy(port)
+    servers = {
+        side: serve(project, script, ports[side], DELTAS=str(deltas))
+        for side, script in (("generated", GENERATED), ("bare", BARE))
+    }
+    with running(*servers.values()):
+        for side, port in ports.items():
+            wait_until_healthy(port, servers[side])
             stream_once(port)  # warm up
         times = {"generated": [], "bare": []}
         for _ in range(runs):
             for side, port in ports.items():
                 seconds, events = stream_once(port)
-                assert events == DELTAS, f"{side} sent {events} events, not {DELTAS}"
+                assert events == deltas, f"{side} sent {events} events, not {deltas}"
                 times[side].append(seconds)
-    finally:
-        for server in servers:
-            server.terminate()
-            server.wait()
     g, b = median(times["generated"]), median(times["bare"])
-    print(f"{DELTAS} deltas, median of {runs}: generated {g:.3f}s, bare {b:.3f}s")
+    print(f"{deltas} deltas, median of {runs}: generated {g:.3f}s, bare {b:.3f}s")
     print(f"ratio generated/bare: {g / b:.2f} (target <= 1.2)")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    given = arguments(__doc__, {"runs": (5, 1)})
+    main(given.runs, SMOKE_DELTAS if given.smoke else DELTAS)

@@ -10,8 +10,9 @@ This bench starts the generated app both ways, from app/, and compares:
 
 Both sides run in the environment a deploy installs (`uv sync --frozen
 --no-default-groups` into a folder of the bench's own: dev tools such as Flask would
-add instrumentations that AgentCore never loads), with agentcore.json's
-envVars, MODEL_PROVIDER=rehearsal (the real tools, gate and wire; the first
+add instrumentations that AgentCore never loads), with the OpenTelemetry
+variables the deployment gives the runtime (deploy/runtime.py's TELEMETRY,
+which the image's ENV repeats), MODEL_PROVIDER=rehearsal (the real tools, gate and wire; the first
 turn streams text, then asks a question), no network and no exporter that
 sends: spans go to the console exporter, whose stdout is discarded, and
 metrics and logs exporters are off. Bytecode is compiled first.
@@ -31,6 +32,7 @@ records through OpenTelemetry); the exporters stay as above.
     uv run python bench/tracing.py [rounds] [runs per round]   # default 3 5
     uv run python bench/tracing.py 3 5 --project PATH   # an already rendered project
     uv run python bench/tracing.py --agent-observability
+    uv run python bench/tracing.py --smoke   # 1 round of 1 run
 """
 
 import argparse
@@ -48,20 +50,23 @@ from typing import NamedTuple
 import httpx
 from _project import (
     UV,
+    Server,
+    arguments,
     free_port,
     interleaved,
     print_start_figures,
     project_python,
     python_for,
     rendered_template,
+    running,
     seconds_to_ping,
-    stop,
+    shared_project,
     uv_env,
 )
 
 FIRST = [{"role": "user", "content": [{"text": "<@U1>: hello"}]}]
 # No sending exporter: what a deploy would send goes to a discarded stdout.
-TELEMETRY = {
+EXPORTERS = {
     "OTEL_TRACES_EXPORTER": "console",
     "OTEL_METRICS_EXPORTER": "none",
     "OTEL_LOGS_EXPORTER": "none",
@@ -95,22 +100,51 @@ def runtime_environment(project: Path, into: Path) -> Path:
     env["UV_PROJECT_ENVIRONMENT"] = str(into)
     if not (project / "uv.lock").exists():
         subprocess.run([UV, "lock", "-q"], cwd=project, env=env, check=True)
-    subprocess.run([UV, "sync", "-q", "--frozen", "--no-default-groups"], cwd=project, env=env, check=True)
+    subprocess.run(
+        [UV, "sync", "-q", "--frozen", "--no-default-groups"], cwd=project, env=env, check=True
+    )
     python = into / "bin" / "python"
     for folder in (into, project / "app"):
         subprocess.run(
-            [str(python), "-m", "compileall", "-q", "-j", "0", str(folder)], check=False, stdout=subprocess.DEVNULL
+            [str(python), "-m", "compileall", "-q", "-j", "0", str(folder)],
+            check=False,
+            stdout=subprocess.DEVNULL,
         )
     return into / "bin"
 
 
-def deployed_env(project: Path, port: int, sessions: str) -> dict[str, str]:
-    """This machine's environment without its OpenTelemetry settings, plus agentcore.json's envVars."""
-    env = {key: value for key, value in uv_env().items() if not key.startswith(("OTEL_", "AGENT_OBSERVABILITY"))}
-    (runtime,) = json.loads((project / "agentcore" / "agentcore.json").read_text())["runtimes"]
-    env.update({variable["name"]: variable["value"] for variable in runtime.get("envVars", [])})
+# Run in the project's root with the runtime's Python: deploy/runtime.py
+# imports nothing but the standard library and deploy/ itself.
+READ_TELEMETRY = "import json; from deploy.runtime import TELEMETRY; print(json.dumps(TELEMETRY))"
+
+
+def deployed_env(project: Path, bin_folder: Path, state: Path) -> dict[str, str]:
+    """This machine's environment without its OpenTelemetry settings, plus the deployment's.
+
+    Only the deployment's telemetry variables: the rest name a model, a
+    mount and a secret that exist only on AgentCore.
+    """
+    env = {
+        key: value
+        for key, value in uv_env().items()
+        if not key.startswith(("OTEL_", "AGENT_OBSERVABILITY"))
+    }
+    read = subprocess.run(
+        [str(bin_folder / "python"), "-c", READ_TELEMETRY],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if read.returncode:
+        raise SystemExit(f"could not read deploy/runtime.py's TELEMETRY:\n{read.stderr}")
+    env.update(json.loads(read.stdout))
     env.update(
-        TELEMETRY, PORT=str(port), MODEL_PROVIDER="rehearsal", RUN_STORE="session-storage", SESSION_STORAGE_DIR=sessions
+        EXPORTERS,
+        MODEL_PROVIDER="rehearsal",
+        RUN_STORE="session-storage",
+        SESSION_STORAGE_DIR=str(state / "sessions"),
+        RUN_KEY_FILE=str(state / "run.key"),
     )
     return env
 
@@ -144,7 +178,9 @@ def first_reply(client: httpx.Client, start: float, pid: int) -> tuple[float, fl
         "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": f"slack_T1_C1_{uuid.uuid4().hex}",
     }
     first = None
-    with client.stream("POST", "/invocations", json={"messages": FIRST}, headers=headers) as response:
+    with client.stream(
+        "POST", "/invocations", json={"messages": FIRST}, headers=headers
+    ) as response:
         for line in response.iter_lines():
             if first is None and line.startswith("data: ") and '"data"' in line:
                 first = time.perf_counter() - start, cpu_seconds(pid)
@@ -152,50 +188,61 @@ def first_reply(client: httpx.Client, start: float, pid: int) -> tuple[float, fl
     return first
 
 
-def one_run(project: Path, bin_folder: Path, traced: bool, sessions: str, script=("main.py",), **extra) -> Run:
+def one_run(
+    project: Path, bin_folder: Path, traced: bool, deployed: dict, script=("main.py",), **extra
+) -> Run:
     port = free_port()
-    env = {**deployed_env(project, port, sessions), **extra}
+    env = {**deployed, "PORT": str(port), **extra}
     start = time.perf_counter()
-    server = subprocess.Popen(
-        command(bin_folder, traced, list(script)),
-        cwd=project / "app",
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    # Spans go to the console exporter's stdout, which nobody reads.
+    server = Server(
+        command(bin_folder, traced, list(script)), cwd=project / "app", env=env, quiet_stdout=True
     )
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            ping = seconds_to_ping(client, server, start)
-            reply, cpu = first_reply(client, start, server.pid)
-            return Run(ping, reply, cpu, resident_mib(server.pid))
-    finally:
-        stop(server)
+    with running(server), httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+        ping = seconds_to_ping(client, server, start)
+        reply, cpu = first_reply(client, start, server.pid)
+        return Run(ping, reply, cpu, resident_mib(server.pid))
 
 
-def modules_after_a_reply(project: Path, bin_folder: Path, traced: bool, sessions: str, **extra: str) -> int:
+def modules_after_a_reply(
+    project: Path, bin_folder: Path, traced: bool, deployed: dict, **extra: str
+) -> int:
     with tempfile.NamedTemporaryFile("r", suffix=".count") as count:
-        one_run(project, bin_folder, traced, sessions, script=("-c", COUNTING), MODULES_FILE=count.name, **extra)
+        one_run(
+            project,
+            bin_folder,
+            traced,
+            deployed,
+            script=("-c", COUNTING),
+            MODULES_FILE=count.name,
+            **extra,
+        )
         return int(count.read() or 0)
 
 
 def main(rounds: int, runs: int, project: Path | None, extra_env: dict[str, str]) -> None:
-    project = project or rendered_template()
+    project = project or shared_project() or rendered_template()
     work = Path(tempfile.mkdtemp(prefix="bench-tracing-"))
     atexit.register(shutil.rmtree, work, ignore_errors=True)
     bin_folder = runtime_environment(project, work / "runtime-venv")
-    sessions = str(work / "sessions")
+    deployed = deployed_env(project, bin_folder, work)
     sides = {"traced": True, "plain": False}
     # Warm the file cache and count modules, one untimed run per side.
     modules = {
-        side: modules_after_a_reply(project, bin_folder, traced, sessions, **extra_env)
+        side: modules_after_a_reply(project, bin_folder, traced, deployed, **extra_env)
         for side, traced in sides.items()
     }
     results = interleaved(
-        sides, rounds, runs, lambda traced: one_run(project, bin_folder, traced, sessions, **extra_env)
+        sides,
+        rounds,
+        runs,
+        lambda traced: one_run(project, bin_folder, traced, deployed, **extra_env),
     )
     medians = print_start_figures(results)
     rss = medians(lambda r: r.rss)
-    print(f"  {'RSS after the first reply':<27} {rss[0]:.1f} MiB vs {rss[1]:.1f} MiB   +{rss[0] - rss[1]:.1f} MiB")
+    print(
+        f"  {'RSS after the first reply':<27} {rss[0]:.1f} MiB vs {rss[1]:.1f} MiB   +{rss[0] - rss[1]:.1f} MiB"
+    )
     print(
         f"  {'modules after a reply':<27} {modules['traced']} vs {modules['plain']}   "
         f"+{modules['traced'] - modules['plain']} (one run each)"
@@ -212,12 +259,16 @@ def main(rounds: int, runs: int, project: Path | None, extra_env: dict[str, str]
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("rounds", type=int, nargs="?", default=3)
-    parser.add_argument("runs", type=int, nargs="?", default=5, help="runs per round and side")
-    parser.add_argument("--project", type=Path, help="a rendered project to measure instead of a new one")
-    parser.add_argument("--agent-observability", action="store_true", help="AGENT_OBSERVABILITY_ENABLED=true")
-    arguments = parser.parse_args()
-    extra_env = {"AGENT_OBSERVABILITY_ENABLED": "true"} if arguments.agent_observability else {}
-    project = arguments.project.resolve() if arguments.project else None
-    main(arguments.rounds, arguments.runs, project, extra_env)
+
+    def options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--project", type=Path, help="a rendered project to measure instead of a new one"
+        )
+        parser.add_argument(
+            "--agent-observability", action="store_true", help="AGENT_OBSERVABILITY_ENABLED=true"
+        )
+
+    given = arguments(__doc__, {"rounds": (3, 1), "runs": (5, 1)}, options)
+    extra_env = {"AGENT_OBSERVABILITY_ENABLED": "true"} if given.agent_observability else {}
+    project = given.project.resolve() if given.project else None
+    main(given.rounds, given.runs, project, extra_env)

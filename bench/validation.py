@@ -19,7 +19,8 @@ At start-up: process start to a healthy /ping, the generated agent against
 the bare app, as bench/startup.py measures it; the ratio should not be
 worse than docs/performance.md's figure from before the check (0.99).
 
-    uv run python bench/validation.py [start-up runs]   # default 15
+    uv run python bench/validation.py [start-up runs] [--smoke]   # default 15
+    # --smoke: 1 start-up run, 1 sample per case, a 50 KB document
 """
 
 import base64
@@ -29,15 +30,30 @@ import subprocess
 import sys
 import time
 from statistics import median
+from typing import NamedTuple
 
 PREVIOUS_STARTUP_RATIO = 0.99  # docs/performance.md, before the schema check
 
-# label: (turns, with a 5 MB document, samples)
-CASES = {
-    "one user text": (1, False, 300),
-    "turn 10 of a thread, 19 messages": (10, False, 200),
-    "turn 2 of a thread with a 5 MB document, 3 messages": (2, True, 7),
-}
+MB = 1024 * 1024
+
+
+class Case(NamedTuple):
+    label: str
+    turns: int
+    document: int  # raw bytes of the document in the first message, or 0
+    samples: int
+
+
+CASES = [
+    Case("one user text", 1, 0, 300),
+    Case("turn 10 of a thread, 19 messages", 10, 0, 200),
+    Case("turn 2 of a thread with a 5 MB document, 3 messages", 2, 5 * MB, 7),
+]
+SMOKE_CASES = [
+    Case("one user text", 1, 0, 1),
+    Case("turn 10 of a thread, 19 messages", 10, 0, 1),
+    Case("turn 2 of a thread with a 50 KB document, 3 messages", 2, 50 * 1024, 1),
+]
 
 
 def thread(turns: int, tag: str, document: dict | None) -> dict:
@@ -49,12 +65,14 @@ def thread(turns: int, tag: str, document: dict | None) -> dict:
             content.append(document)
         messages.append({"role": "user", "content": content})
         if turn < turns - 1:
-            messages.append({"role": "assistant", "content": [{"text": f"Reply {turn + 1} in {tag}."}]})
+            messages.append(
+                {"role": "assistant", "content": [{"text": f"Reply {turn + 1} in {tag}."}]}
+            )
     return {"messages": messages}
 
 
-def new_document(tag: str) -> dict:
-    data = base64.b64encode(os.urandom(5 * 1024 * 1024)).decode()
+def new_document(tag: str, size: int) -> dict:
+    data = base64.b64encode(os.urandom(size)).decode()
     return {"document": {"format": "pdf", "name": f"Report {tag}", "source": {"bytes": data}}}
 
 
@@ -66,11 +84,11 @@ def timed(work, *args) -> float:
     return elapsed
 
 
-def per_request() -> None:
+def per_request(cases: list[Case]) -> None:
     """Runs in the project's environment: each case's sides, alternating, on fresh messages."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
-    from my_welt_agent.wire import SCHEMA, payload_problem
+    from my_welt_agent.wire.payload import SCHEMA, payload_problem
 
     whole = Draft202012Validator(SCHEMA)
 
@@ -78,12 +96,12 @@ def per_request() -> None:
         error = best_match(whole.iter_errors(payload))
         return None if error is None else error.message
 
-    for label, (turns, with_document, samples) in CASES.items():
+    for label, turns, size, samples in cases:
         times = {"json.loads": [], "whole check": [], "first sight": [], "resent": []}
         for sample in range(samples):
-            document = new_document(str(sample)) if with_document else None
+            document = new_document(str(sample), size) if size else None
             body = json.dumps(thread(turns, f"{sample}a", document))
-            times["json.loads"].append(timed(lambda: json.loads(body) and None))
+            times["json.loads"].append(timed(lambda body=body: json.loads(body) and None))
             times["whole check"].append(timed(whole_check, json.loads(body)))
             times["first sight"].append(timed(payload_problem, json.loads(body)))
             # Another thread, whose previous turn this process has checked.
@@ -94,28 +112,36 @@ def per_request() -> None:
             times["resent"].append(timed(payload_problem, resent))
         ms = {side: median(values) * 1e3 for side, values in times.items()}
         print(f"{label} ({len(body) / 1e6:.3f} MB body), medians of {samples}:")
-        print(f"  json.loads {ms['json.loads']:.3f} ms; whole-payload check {ms['whole check']:.3f} ms; "
-              f"payload_problem at first sight {ms['first sight']:.3f} ms, "
-              f"resent {ms['resent']:.3f} ms ({ms['resent'] / ms['json.loads']:.1f}x json.loads, "
-              f"{ms['resent'] / ms['whole check']:.2f}x the whole check)")
+        print(
+            f"  json.loads {ms['json.loads']:.3f} ms; whole-payload check {ms['whole check']:.3f} ms; "
+            f"payload_problem at first sight {ms['first sight']:.3f} ms, "
+            f"resent {ms['resent']:.3f} ms ({ms['resent'] / ms['json.loads']:.1f}x json.loads, "
+            f"{ms['resent'] / ms['whole check']:.2f}x the whole check)"
+        )
 
 
-def main(startup_runs: int) -> None:
+def main(startup_runs: int, smoke: bool) -> None:
     from _project import rendered_project  # the benchmark's environment only
     from startup import startup_medians
 
     project = rendered_project()
     env = {**os.environ, "PYTHONPATH": str(project / "app")}
     python = str(project / ".venv" / "bin" / "python")
-    subprocess.run([python, __file__, "--per-request"], cwd=project, env=env, check=True)
+    measure = [python, __file__, "--per-request", *(["--smoke"] if smoke else [])]
+    subprocess.run(measure, cwd=project, env=env, check=True)
 
     g, b = startup_medians(project, startup_runs)
-    print(f"start to healthy /ping, median of {startup_runs}: generated {g:.3f}s, bare {b:.3f}s, "
-          f"ratio {g / b:.2f} (before the schema check: {PREVIOUS_STARTUP_RATIO:.2f})")
+    print(
+        f"start to healthy /ping, median of {startup_runs}: generated {g:.3f}s, bare {b:.3f}s, "
+        f"ratio {g / b:.2f} (before the schema check: {PREVIOUS_STARTUP_RATIO:.2f})"
+    )
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--per-request"]:
-        per_request()
+    if sys.argv[1:2] == ["--per-request"]:
+        per_request(SMOKE_CASES if sys.argv[2:] == ["--smoke"] else CASES)
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
+        from _project import arguments
+
+        given = arguments(__doc__, {"startup_runs": (15, 1)})
+        main(given.startup_runs, given.smoke)

@@ -19,7 +19,7 @@ the AgentCore CLI's own command (`uv pip install -r pyproject.toml --target
 code folder) for the ARM64 machines AgentCore runs. Sizes are the bytes of
 every installed file, bytecode caches left out (the CLI strips them).
 
-    uv run python bench/weight.py
+    uv run python bench/weight.py [--smoke]   # --smoke: the same work; there is nothing to repeat
 """
 
 import re
@@ -30,7 +30,7 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _project import UV, project_python, python_for, rendered_template, uv_env  # noqa: E402
+from _project import UV, arguments, project_python, python_for, rendered_template, uv_env
 
 MIB = 1024 * 1024
 
@@ -69,7 +69,7 @@ def codezip_staging(code: Path, python_version: str, env: dict) -> Path:
             [UV, "pip", "install", "-q", "-r", "pyproject.toml", "--target", str(staging),
              "--python-platform", platform, "--python-version", python_version,
              "--only-binary", ":all:"],
-            cwd=code, env=env, capture_output=True, text=True,
+            cwd=code, env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
         if installed.returncode == 0:
             return staging
@@ -86,7 +86,10 @@ def floor_project(project: Path, root: Path, env: dict) -> Path:
     """strands-agents and bedrock-agentcore at the project's locked versions, locked likewise."""
     floor = root / "floor"
     floor.mkdir()
-    pins = [f'"{name}=={locked_version(project, name)}"' for name in ("strands-agents", "bedrock-agentcore")]
+    pins = [
+        f'"{name}=={locked_version(project, name)}"'
+        for name in ("strands-agents", "bedrock-agentcore")
+    ]
     (floor / "pyproject.toml").write_text(
         '[project]\nname = "floor"\nversion = "0"\nrequires-python = ">=3.12"\n'
         f"dependencies = [{', '.join(pins)}]\n\n[tool.uv]\npackage = false\n"
@@ -100,7 +103,9 @@ def without_exclusions(project: Path, root: Path, env: dict) -> Path:
     copy = root / "unexcluded"
     subprocess.run(["cp", "-a", str(project), str(copy)], check=True)
     manifest = copy / "pyproject.toml"
-    text = re.sub(r"\nexclude-dependencies = \[.*?\n\]\n", "\n", manifest.read_text(), flags=re.S)
+    text = re.sub(
+        r"\nexclude-dependencies = \[.*?\n\]\n", "\n", manifest.read_text(), flags=re.DOTALL
+    )
     manifest.write_text(text)
     subprocess.run([UV, "lock", "-q"], cwd=copy, env=env, check=True)
     return copy
@@ -141,12 +146,18 @@ def main() -> None:
 
     print(f"strands-agents {locked_version(project, 'strands-agents')}, "
           f"bedrock-agentcore {locked_version(project, 'bedrock-agentcore')}, Python {version}")  # fmt: skip
-    for title, figures in (("uv sync --no-default-groups, this machine", local), ("CodeZip staging, aarch64", shipped)):
+    for title, figures in (
+        ("uv sync --no-default-groups, this machine", local),
+        ("CodeZip staging, aarch64", shipped),
+    ):
         base = figures["floor"][0]
         print(f"\n{title}")
         for name, (size, count) in figures.items():
-            print(f"  {name:<20} {size / MIB:7.1f} MiB  {count:4d} distributions  {size / base:5.2f}x floor")
+            print(
+                f"  {name:<20} {size / MIB:7.1f} MiB  {count:4d} distributions  {size / base:5.2f}x floor"
+            )
 
 
 if __name__ == "__main__":
+    arguments(__doc__, {})
     main()
