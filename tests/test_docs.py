@@ -1,7 +1,7 @@
 """The template's own docs a newcomer can trust: README.md and docs/**/*.md.
 
-The rules, the parsers and the marker are the generated project's, in
-template/tests/test_docs.py (read its docstring); here they apply to this repository:
+The rules and the parsers are the generated project's, in template/tests/test_docs.py
+(read its docstring); here they apply to this repository:
 
 - every `make <target>` named is a target of template/Makefile (the docs talk about the
   generated project's tasks; this repository has no Makefile);
@@ -9,22 +9,34 @@ template/tests/test_docs.py (read its docstring); here they apply to this reposi
   in a rendering with every default (`app/<package>/...`, `scripts/...`); a path under
   template/ may name a rendered file by its rendered name (`template/app/<package>/wire.py`
   for `template/app/{{package_name}}/wire.py`, `template/README.md` for its `.jinja`).
-  What neither has, on purpose (a file from an old release, an example of the reader's),
-  is in NOT_HERE with the reason;
+  What neither has, on purpose (an example of the reader's), is in NOT_HERE with the
+  reason; a section about updating from an old release ("## From 0.6.0 to 0.7.0") names
+  that release's paths, and is not checked;
+- every code name given is in a rendering of RENDERINGS (every default, and the answers
+  that bring memory, an S3 run store, MCP, Anthropic, history, and no sample tools), in
+  this repository's own code (bench/, tests/) or its copier.yml, or is said to be another
+  library's, by the generated project's rules; a rendering's own docs are held to the
+  same, and each of the generated rules' ELSEWHERE names is in a rendering. What passes
+  here only by NOT_CODE is listed with its reason;
+- every message the docs quote is one a rendering's code says;
+- a release the docs call current ("(0.10.0 now)") is copier.yml's `template_version`,
+  and the releases "How the template proves this" lists are those tests/test_update.py
+  updates from;
 - every command in a ```sh block is run here (RUN: cheap ones, in this repository or in
-  the default rendering) or carries the marker
-  `# not run by the tests: <why>`;
+  the default rendering) or matches a pattern of NOT_RUN, which says why not; every
+  pattern there, and in the generated project's NOT_RUN, matches a command of some docs;
 - every relative link of README.md, CHANGELOG.md and docs/**/*.md resolves in this
   repository: to a file or folder, and an anchor to a heading of the file it names, by
   the generated project's rule (`broken_links`). The generated project's own docs,
   template/docs/, are read in a rendering, where their links must resolve: the default
   rendering's README.md, AGENTS.md and docs/ are checked here too.
 
-The README's `uvx copier copy --defaults "$PWD" ../my-agent` is marked, not run: the
+The README's `uvx copier copy --defaults "$PWD" ../my-agent` is not run: the
 `default_rendering` fixture below renders with every default through copier's API, the
 same copy without the CLI.
 """
 
+import ast
 import importlib.util
 import os
 import re
@@ -32,6 +44,7 @@ import shlex
 import subprocess
 
 import pytest
+import yaml
 from conftest import TEMPLATE, UV, render
 
 _spec = importlib.util.spec_from_file_location(
@@ -40,37 +53,91 @@ _spec = importlib.util.spec_from_file_location(
 rules = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rules)
 
+PACKAGE = "my_welt_agent"
+
 # Commands run here, exactly as the docs write them (without their comment):
 # where ("repo" or "project", the default rendering) and a timeout in seconds.
 RUN = {
     "sh scripts/check-update.sh": ("project", 60),
 }
 
+# Commands the template's docs show that no test here runs, by shell-style pattern
+# (`*` is any text), and why not.
+NOT_RUN = {
+    ("pipx install uv", "curl -LsSf https://astral.sh/uv/install.sh | sh", "python3 -m venv *"): (
+        "they install uv, which the tests run in"
+    ),
+    ("uvx copier copy *",): (
+        "the `default_rendering` fixture makes the same copy through copier's API, and "
+        "tests/test_releases.py a copy by tag from a tagged clone; the others need the "
+        "network, or your template's URL"
+    ),
+    ("uv run pytest", "uv run pytest *"): "they are the tests; .ci/run runs them",
+    ("cd ../my-agent", "cd ../my-agent && *"): "it makes a git repository and a commit",
+    ("make install", "make test", "make evals", "make lint test"): (
+        "they need the project's environment: tests/test_generated_project.py runs them (slow)"
+    ),
+    ("make serve", "make rehearse", "MODEL_PROVIDER=rehearsal uv run python app/main.py"): (
+        "it starts a server"
+    ),
+    ("curl *",): "it needs the server that `make serve` starts",
+    ("uv run python bench/*.py", "uv run python bench/*.py *"): (
+        "each costs a minute or more; tests/test_bench.py runs every one with --smoke"
+    ),
+    (
+        "git status",
+        "git status && git diff",
+        "git add -A && git commit *",
+        "make update",
+        "uv lock",
+        "uvx --from 'copier>=9.12' copier update *",
+        "uvx copier update *",
+    ): "they need a project under git from an older release: tests/test_update.py runs them (slow)",
+    ("diff -r *",): "they compare your project with a fresh rendering of the template you name",
+}
+
 NOT_HERE = {
     **rules.NOT_HERE,
-    # named by docs/updating.md, about releases before this one
-    "gate.py": "gate/approval_gate.py since 0.7.0; docs/updating.md names its old place",
-    "model.py": "model/providers.py since 0.7.0; docs/updating.md names its old place",
-    "run_storage.py": "runs/storage.py since 0.7.0; docs/updating.md names its old place",
-    "tools/registry.py": "gate/registry.py since 0.7.0; docs/updating.md names its old place",
-    "wire.py": "wire/ since 0.7.0; docs/updating.md names its old place",
-    "history.py": "deleted in 0.2.0; docs/updating.md says so",
-    "tests/test_ask_human.py": "its place before 0.4.0 (docs/updating.md)",
-    "tests/test_approval.py": "its place before 0.4.0 (docs/updating.md)",
-    "tests/test_files.py": "its place before 0.4.0 (docs/updating.md)",
-    "tests/test_report.py": "its place before 0.4.0 (docs/updating.md)",
-    "tools/mcp_servers.py": "its place before 0.4.0 (docs/updating.md)",
-    "app/my_welt_agent/prompt.py": "its place before 0.4.0 (docs/updating.md)",
-    ".sessions": "the storage folder before 0.2.0 (docs/updating.md)",
-    "yours/system_prompt.py": "the renamed module of a test's example (docs/updating.md)",
     # made at run time, or elsewhere, by what the docs describe
     "run.json": "a stored run's files, under the storage folder (docs/performance.md)",
     "questions.json": "a stored run's files, under the storage folder (docs/performance.md)",
     # the reader's own files, in examples
-    "tools/weather.py": "the reader's example tool (docs/updating.md)",
+    "tools/weather.py": "the reader's tool in 0.1.0's layout, which tests/test_update.py writes",
     "yours/tools/weather.py": "the reader's example tool (docs/updating.md)",
+    "yours/system_prompt.py": "the renamed module of a test's example (docs/updating.md)",
+    # of earlier releases, named as history outside the sections about updating
+    "history.py": "deleted in 0.2.0: docs/updating.md's example of a file an update deletes",
     "my-agent": "the reader's project folder",
     "../my-agent": "the reader's project folder",
+}
+
+# Words of another library's message, quoted inside one of the agent's.
+THEIR_WORDS = {
+    **rules.THEIR_WORDS,
+    "Unable to locate credentials": "botocore's, in a failure (docs/getting-started.md)",
+}
+
+NOT_CODE = {
+    **rules.NOT_CODE,
+    "UU": "how `git status` marks a file left unmerged (docs/updating.md)",
+    "weather": "the reader's tool that tests/test_update.py writes (docs/updating.md)",
+}
+
+# Renderings whose code the docs' names are looked up in: every answer that adds code.
+RENDERINGS = {
+    "default": {},
+    # as tests/test_compatibility.py's richest: history, Anthropic, MCP, memory
+    "richest": {
+        "agent_manages_history": True,
+        "model_provider": "anthropic",
+        "include_mcp": True,
+        "memory": "agentcore",
+        "deploy_build": "CodeZip",
+    },
+    # as tests/test_deployment.py's: runs in S3, memory
+    "s3": {"run_store": "s3", "state_bucket": "acme-agent-runs", "memory": "agentcore"},
+    # as tests/test_deployment.py's: no sample tools, no images, MCP
+    "lean": {"include_sample_tools": False, "include_image_generation": False, "include_mcp": True},
 }
 
 
@@ -84,13 +151,23 @@ def default_rendering(tmp_path_factory):
     return render(tmp_path_factory.mktemp("docs") / "my-agent")
 
 
+@pytest.fixture(scope="module")
+def renderings(default_rendering, tmp_path_factory):
+    """Each rendering of RENDERINGS, by name."""
+    made = {"default": default_rendering}
+    for name, answers in RENDERINGS.items():
+        if name not in made:
+            made[name] = render(tmp_path_factory.mktemp(f"docs-{name}") / "agent", **answers)
+    return made
+
+
 def package_of(project):
     return next(path.parent.name for path in (project / "app").glob("*/settings.py"))
 
 
 def test_the_default_rendering_is_the_readme_s(default_rendering):
     assert (default_rendering / ".copier-answers.yml").is_file()
-    assert package_of(default_rendering) == "my_welt_agent"
+    assert package_of(default_rendering) == PACKAGE
 
 
 def test_the_readme_lists_every_task_that_make_lists(default_rendering):
@@ -113,7 +190,7 @@ def test_every_make_target_the_docs_name_exists():
         f"{document.relative_to(TEMPLATE)}: make {target}"
         for document in documents()
         for code in rules.code_spans(document)
-        + [command for _, command, _ in rules.sh_commands(document)]
+        + [command for _, command in rules.sh_commands(document)]
         for target in rules.named_targets(code)
         if target not in targets
     ]
@@ -137,18 +214,93 @@ def test_every_path_the_docs_name_exists(default_rendering):
     package = package_of(default_rendering)
     missing = []
     for document in documents():
-        words = rules.code_spans(document) + [
-            command for _, command, _ in rules.sh_commands(document)
-        ]
+        words = rules.code_spans(document) + [command for _, command in rules.sh_commands(document)]
         paths = [path for word in words for path in rules.path_candidates(word, package)]
         missing += [
             f"{document.relative_to(TEMPLATE)}: {path}"
-            for path in rules.missing_paths(
-                paths, [TEMPLATE, default_rendering], package, NOT_HERE
-            )
+            for path in rules.missing_paths(paths, [TEMPLATE, default_rendering], package, NOT_HERE)
             if not in_the_template(path, package)
         ]
     assert not missing, f"named in the docs, in neither the repository nor a rendering: {missing}"
+
+
+def union_of(renderings) -> "rules.Code":
+    return rules.code_of(*sorted(renderings.values()))
+
+
+def test_every_code_name_of_a_rendering_s_docs_is_in_a_rendering(renderings):
+    """A rendering's docs name what some rendering has, or say whose the name is."""
+    code = union_of(renderings)
+    unknown = sorted(
+        {
+            f"{document.relative_to(root)}: {why}"
+            for root in renderings.values()
+            for document in rules.documents(root)
+            if document.suffix == ".md"
+            for name, why in rules.unknown_names(document, code, PACKAGE, root)
+            if name not in NOT_CODE
+        }
+    )
+    assert not unknown, f"in no rendering, and not said to be another's: {unknown}"
+
+
+def test_every_name_the_generated_rules_find_elsewhere_is_in_a_rendering(renderings):
+    code = union_of(renderings)
+    assert [name for name in rules.ELSEWHERE if name not in code.names] == []
+
+
+def test_every_code_name_of_the_template_s_docs_is_in_a_rendering_or_here(renderings):
+    code = rules.code_of(*sorted(renderings.values()), TEMPLATE)
+    unknown = [
+        f"{document.relative_to(TEMPLATE)}: {why}"
+        for document in documents()
+        for name, why in rules.unknown_names(document, code, PACKAGE)
+        if name not in NOT_CODE
+    ]
+    assert not unknown, f"in no rendering nor here, and not said to be another's: {unknown}"
+
+
+def test_every_message_the_docs_quote_is_one_a_rendering_says(renderings):
+    code = rules.code_of(*sorted(renderings.values()), TEMPLATE)
+    docs = [*documents(), *rules.documents(renderings["default"])]
+    unsaid = [
+        f"{document.name}: {quote!r}"
+        for document in docs
+        if document.suffix == ".md"
+        for quote, sentence in rules.quotes(document)
+        if not rules.said(quote, code, THEIR_WORDS) and not rules.OTHERS.search(sentence)
+    ]
+    assert not unsaid, f"quoted, but no message of the code: {unsaid}"
+
+
+def releases_updated_from() -> tuple[list[str], str]:
+    """tests/test_update.py's RELEASES and CURRENT, read from its source."""
+    tree = ast.parse((TEMPLATE / "tests" / "test_update.py").read_text())
+    found = {
+        target.id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id in ("RELEASES", "CURRENT")
+    }
+    return list(found["RELEASES"]), found["CURRENT"]
+
+
+def test_the_releases_the_docs_name_are_the_template_s():
+    """`(0.7.0 now)` was true once; the update tests' list of releases grows with each."""
+    version = yaml.safe_load((TEMPLATE / "copier.yml").read_text())["template_version"]["default"]
+    called_current = [
+        f"{document.name}: {named}"
+        for document in documents()
+        for named in re.findall(r"(\d+\.\d+\.\d+) now\b", document.read_text())
+        if named != version
+    ]
+    assert not called_current, f"not the release copier.yml says: {called_current}"
+
+    released, current = releases_updated_from()
+    text = (TEMPLATE / "docs" / "updating.md").read_text()
+    proof = text.split("## How the template proves this", 1)[1].split("\n\n")[1]
+    assert set(re.findall(r"`(\d+\.\d+\.\d+)`", proof)) == {*released, current}
 
 
 def test_every_relative_link_of_the_docs_resolves():
@@ -170,25 +322,37 @@ def test_every_relative_link_of_a_rendering_s_docs_resolves(default_rendering):
     assert not broken, f"a link to nothing, in the default rendering: {broken}"
 
 
-def test_every_sh_command_is_run_here_or_says_why_not():
+def test_every_sh_command_is_run_here_or_listed_with_why_not():
     unaccounted = [
         f"{document.relative_to(TEMPLATE)}:{line}: {command}"
         for document in documents()
-        for line, command, marker in rules.sh_commands(document)
-        if command not in RUN and not marker
+        for line, command in rules.sh_commands(document)
+        if command not in RUN and rules.why_not_run(command, NOT_RUN) is None
     ]
     assert not unaccounted, (
-        f"a ```sh command neither run by tests/test_docs.py (RUN) nor marked "
-        f"'# {rules.MARKER} <why>': {unaccounted}"
+        f"a ```sh command neither run by tests/test_docs.py (RUN) nor in its NOT_RUN with "
+        f"the reason: {unaccounted}"
     )
 
 
+def test_every_pattern_of_not_run_matches_a_command_of_the_docs(renderings):
+    """A pattern no command matches any more is a reason nobody reads: drop it."""
+    for not_run, docs in (
+        (NOT_RUN, documents()),
+        (rules.NOT_RUN, [d for root in renderings.values() for d in rules.documents(root)]),
+    ):
+        commands = [command for document in docs for _, command in rules.sh_commands(document)]
+        unused = [
+            pattern
+            for patterns in not_run
+            for pattern in patterns
+            if not any(rules.why_not_run(c, {(pattern,): ""}) is not None for c in commands)
+        ]
+        assert not unused, f"no command of the docs matches: {unused}"
+
+
 def test_the_cheap_sh_commands_work(default_rendering):
-    named = {
-        command
-        for document in documents()
-        for _, command, _ in rules.sh_commands(document)
-    }
+    named = {command for document in documents() for _, command in rules.sh_commands(document)}
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     env.update(UV_OFFLINE="1", UV_PYTHON_DOWNLOADS="never", AWS_EC2_METADATA_DISABLED="true")
     env["PATH"] = os.pathsep.join([os.path.dirname(UV), env.get("PATH", "")])

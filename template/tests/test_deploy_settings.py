@@ -4,7 +4,9 @@ These run without the CDK (CI synthesizes both environments with `make synth`);
 they read the settings the way the synth does.
 """
 
+import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,73 @@ def test_an_approver_not_named_as_welt_names_them_is_refused(tmp_path):
 
     with pytest.raises(SettingError, match=r"\[staging\] approvers must be a list of Slack users"):
         load_environment("staging", path)
+
+
+# docs/deploying.md: what a deployment's reader is shown must be what it does.
+DEPLOYING = Path(__file__).resolve().parent.parent / "docs" / "deploying.md"
+
+
+def set_variables() -> set[str]:
+    """Every variable the stack may set on the runtime, read from deploy/'s code.
+
+    runtime.py sets most, some only with an answer or a setting; the stack adds
+    the ids of what it creates (runtime_stack.py). Read from the source, since
+    the stack's module needs the CDK.
+    """
+    found: set[str] = set()
+    for module in ("runtime.py", "runtime_stack.py"):
+        tree = ast.parse((Path(runtime.__file__).parent / module).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                named = node.value.id if isinstance(node.value, ast.Name) else ""
+                if named == "variables" and isinstance(node.slice, ast.Constant):
+                    found.add(str(node.slice.value))
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+                targets = {target.id for target in node.targets if isinstance(target, ast.Name)}
+                if targets & {"variables", "TELEMETRY"}:
+                    found |= {str(k.value) for k in node.value.keys if isinstance(k, ast.Constant)}
+    return found
+
+
+def test_deploying_md_lists_every_variable_the_runtime_may_get():
+    text = DEPLOYING.read_text().split("**Its variables**", 1)[1].split("\n\n")[1]
+    listed = {
+        name
+        for row in text.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1])
+    }
+
+    assert listed == set_variables()
+
+
+def test_the_errors_deploying_md_shows_are_those_the_settings_raise(tmp_path):
+    """The page's one-line errors, each made here from the mistake it shows."""
+    (block,) = [
+        block
+        for block in DEPLOYING.read_text().split("```text\n")[1:]
+        if block.startswith("deploy: environments.toml")
+    ]
+    shown = block.split("\n```")[0].splitlines()
+
+    text = SETTINGS_FILE.read_text()
+    staging, prod = text.split("[prod]")
+    account = next(line for line in staging.splitlines() if line.startswith("account = "))
+    model = next(line for line in prod.splitlines() if line.startswith("model_id = "))
+    mistakes = [
+        ("staging", text.replace(account, 'account = "1234"', 1)),
+        ("prod", staging + "[prod]" + prod.replace(f"{model}\n", "", 1)),
+        ("staging", text.replace("[staging]\n", '[staging]\nbucket = "x"\n', 1)),
+        ("dev", text),
+    ]
+    made = []
+    for environment, edited in mistakes:
+        path = tmp_path / str(len(made)) / "environments.toml"  # the name the errors give
+        path.parent.mkdir()
+        path.write_text(edited)
+        with pytest.raises(SettingError) as refused:
+            load_environment(environment, path)
+        made.append(f"deploy: {refused.value}")
+
+    # The page shows a rendering without run_store=s3, whose tables also take state_bucket.
+    assert shown == [line.replace(", state_bucket", "") for line in made]

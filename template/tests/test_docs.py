@@ -14,15 +14,42 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
   (`yours/prompt.py`, `tools/registry.py`) or app/<package>/yours/; a bare file name
   (`wire.py`) must be a file somewhere in the project. What appears only later, or only
   with other answers, is in NOT_HERE with the reason.
+- Every code name they give is the project's, or says whose it is. The project's code is
+  read, never imported (CODE, `code_of`), and each name checked by its kind:
+  - `<package>.x.y` (and `from <package>.x import y`) is a module of the package that
+    binds y; code the docs show imports the package only through `<package>.api`, the
+    one module yours/ may import;
+  - `module.name` (`main.app`, `restore.instance_id()`) is bound in that module of the
+    project, or in any module of that package (`wire.MAX_FILE_BYTES`); a head the code
+    also uses as a variable (`agent.state`) only needs the rest to be the code's;
+    `Class.member` is a member of that class; `os.urandom` of the standard library is one
+    the project uses;
+  - `name(...)` is a function, class or method of the project, its keywords among its
+    parameters; a bare `snake_case`, `CamelCase` or `ALL_CAPS` name (a setting such as
+    `RUN_STORE`) is one of the code's identifiers, or a word of its strings or of
+    .env.example, the Makefile, the deployment's files and .copier-answers.yml;
+  - in a ```python block: every call and name as above, a function or class it defines
+    is the project's unless it is an example of yours (a `@tool`, a `test_`), a call of a
+    project function passes each parameter that has no default, nothing calls
+    `interrupt()` (tests/test_layout.py holds the code to that too), and on a page that
+    opens with `File:` or `Files:` every name, call and attribute it reads is one of
+    those files' (or a member of a class of the project they use, such as `CallMemo`'s);
+  - in a ``` block without a language (a diagram), every call;
+  - a name of another library (Strands, strands-tools, welt-io-strands,
+    bedrock-agentcore, boto3, AgentCore, the CDK, ...) passes when the words just
+    before it in the sentence name that library, once per document: "Strands'
+    `ConcurrencyException`". Names of yours in examples (`my_tool`, `MyGate`) and the
+    examples a page's own ```python blocks define pass there. What is neither is in
+    NOT_CODE with the reason; a name only other answers bring is in ELSEWHERE.
+- Every message they quote ("Nothing to resume …") is one the code says: each part
+  between placeholders (`…`, `<id>`, a number, a quoted value, an ALL_CAPS name) is in
+  one of the code's strings, give or take an example value at either end. A quote a
+  sentence attributes to another library (Strands' "Tool was interrupted.") passes.
 - Every command in a ```sh block (backslash-continued lines are one command) is run by
-  this test, offline, in a temporary copy of the project, with a timeout (RUN), or it
-  carries the marker, a `#` comment holding "not run by the tests:" and a reason:
-
-      make serve               # serve on localhost:8080; not run by the tests: starts a server
-
-  on the command's own (last) line, or on a comment line above it, which then covers
-  every command below it up to the next blank line of the block. A command with neither
-  fails this test: add it to RUN if it is cheap (a second or two), or mark it.
+  this test, offline, in a temporary copy of the project, with a timeout (RUN), or
+  matches a pattern of NOT_RUN, which says why not. A command that is in neither fails
+  this test: add it to RUN if it is cheap (a second or two), or to NOT_RUN with the
+  reason. The docs themselves carry no such notes.
 - Every relative link of a Markdown document, `[text](path)` or `[text](path#anchor)`
   (a reference definition `[label]: path` too, outside code), resolves: the path, relative
   to the document, is a file or folder of the project, and the anchor is a heading of the
@@ -31,12 +58,18 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
   A URL (`https:`, `mailto:`) is not checked.
 """
 
+import ast
+import builtins
+import fnmatch
 import functools
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -45,7 +78,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # (None where this file is read unrendered, by the template's own tests/test_docs.py)
 PACKAGE = next((p.parent.name for p in (ROOT / "app").glob("*/settings.py")), None)
-MARKER = "not run by the tests:"
 README_CHECKED = "<!-- tests/test_docs.py checks this file -->"
 PATH_SUFFIXES = (".py", ".md", ".json", ".toml", ".sh", ".yml", ".yaml", ".txt", ".lock")
 SUFFIXES_ALONE = {".py", ".pyc", ".json", ".md", ".rej", ".toml", ".sh", ".yml", ".jinja", ".zip"}
@@ -57,6 +89,37 @@ SKIPPED_DIRS = {
 # with its timeout in seconds. Keep it to cheap ones: the whole suite is meant to be quick.
 RUN = {
     "make": 10,
+}
+
+# Commands the docs show that no test here runs, by shell-style pattern (`*` is any
+# text), and why not.
+NOT_RUN = {
+    ("make install",): "the tests run in the environment it builds",
+    ("make test", "make test-all"): "they are the tests",
+    ("make lint",): "CI's lint job runs it, and mypy takes longer than the tests may",
+    ("make evals", "make evals-live"): (
+        "they need the project's environment (the template's tests run make evals)"
+    ),
+    ("make serve", "MODEL_PROVIDER=rehearsal uv run python app/main.py"): "it starts a server",
+    ("curl *",): "it needs the server that `make serve` starts",
+    ("make synth *",): (
+        "the template's own tests run it (the CDK's Node.js is too slow for these); CI runs it"
+    ),
+    (
+        "make bootstrap *",
+        "make deploy *",
+        "make outputs *",
+        "make logs *",
+        "make ci-role *",
+        "aws *",
+    ): "it needs AWS credentials for the account in deploy/environments.toml",
+    ("npx @aws/agentcore@* dev*",): (
+        "it needs Node.js and the AgentCore CLI from npm, which the project does not install"
+    ),
+    ("uv run python scripts/answer.py *",): (
+        "it needs a running agent with an open question (tests/test_answer_script.py "
+        "drives the script)"
+    ),
 }
 
 # Paths the docs name that a fresh rendering does not have, and why that is right.
@@ -100,6 +163,35 @@ NOT_HERE = {
     "tests/test_deployment.py": "a test of the template's: it synthesizes every rendering",
 }
 
+# Names in code spans that look like code and are nobody's Python, and why they pass.
+NOT_CODE: dict[str, str] = {}
+
+# Names the docs give that only other answers bring into the project: each passes here
+# when this project lacks it. The template's tests find each one in a rendering.
+ELSEWHERE = {
+    "generate_image": "the image tool, with include_image_generation",
+    "publish_report": "a sample tool (yours/tools/report.py), with include_sample_tools",
+    "request_approval": "a sample tool (yours/tools/approval.py), with include_sample_tools",
+    "write_document": "a sample tool (yours/tools/documents.py), with include_sample_tools",
+    "_draft": "report.py's draft, with include_sample_tools",
+    "LazyTool": "file_read's row in yours/tools/__init__.py, with include_sample_tools",
+    "REVIEW": "report.py's question, with include_sample_tools",
+    "test_each_call_drafts_its_own_report": "report.py's test, with include_sample_tools",
+    "test_published_file_is_byte_identical_to_the_approved_draft": (
+        "report.py's test, with include_sample_tools"
+    ),
+    "test_two_documents_with_one_title_get_distinct_names": (
+        "documents.py's test, with include_sample_tools"
+    ),
+}
+# The same for messages, by how the quote starts.
+SAID_ELSEWHERE = {
+    "Approved:": "yours/tools/approval.py's, with include_sample_tools",
+    "No decision; the human wrote:": "yours/tools/approval.py's, with include_sample_tools",
+    "*Publish this report?*": "yours/tools/report.py's, with include_sample_tools",
+    "Or say what to change": "yours/tools/report.py's, with include_sample_tools",
+}
+
 
 def documents(root: Path = ROOT) -> list[Path]:
     names = ["README.md", "AGENTS.md", ".env.example"]
@@ -138,17 +230,33 @@ def split_markdown(text: str) -> tuple[list[str], list[tuple[str, int, list[str]
     return prose, blocks
 
 
+# A section about updating from an old release ("## From 0.6.0 to 0.7.0") names what
+# that release had: its names and paths are history, not claims about this one.
+HISTORY = re.compile(r"^## From \d+\.\d+\.\d+ to ")
+
+
+def current_prose(document: Path) -> str:
+    """The prose of a document, outside the sections about updating from an old release."""
+    prose, _ = split_markdown(document.read_text())
+    kept, history = [], False
+    for line in prose:
+        if line.startswith("## "):
+            history = HISTORY.match(line) is not None
+        if not history:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def code_spans(document: Path) -> list[str]:
     text = document.read_text()
     if document.suffix != ".md":
         comments = [line.lstrip("# ") for line in text.splitlines() if line.startswith("#")]
         return re.findall(r"`([^`]+)`", "\n".join(comments))
-    prose, _ = split_markdown(text)
-    return [" ".join(span.split()) for span in re.findall(r"`([^`]+)`", "\n".join(prose))]
+    return [" ".join(span.split()) for span in re.findall(r"`([^`]+)`", current_prose(document))]
 
 
-def sh_commands(document: Path) -> list[tuple[int, str, str | None]]:
-    """Each command of the ```sh blocks: (line, command without its comment, marker reason)."""
+def sh_commands(document: Path) -> list[tuple[int, str]]:
+    """Each command of the ```sh blocks: (line, command without its comment)."""
     if document.suffix != ".md":
         return []
     _, blocks = split_markdown(document.read_text())
@@ -156,30 +264,20 @@ def sh_commands(document: Path) -> list[tuple[int, str, str | None]]:
     for language, start, lines in blocks:
         if language not in ("sh", "bash", "shell", "console"):
             continue
-        covering, pending_line = None, None
+        pending_line = None
         pending: list[str] = []
         for offset, line in enumerate(lines, 1):
             stripped = line.strip()
-            if not stripped and not pending:
-                covering = None
-                continue
-            if stripped.startswith("#") and not pending:
-                if MARKER in stripped:
-                    covering = stripped.split(MARKER, 1)[1].strip()
+            if not pending and (not stripped or stripped.startswith("#")):
                 continue
             if pending_line is None:
                 pending_line = start + offset
             pending.append(stripped)
             if stripped.endswith("\\") or not balanced(" ".join(pending)):
                 continue
-            last = pending[-1]
-            comment = re.search(r"\s#\s.*$", " " + last)
-            own = None
-            if comment and MARKER in comment.group(0):
-                own = comment.group(0).split(MARKER, 1)[1].strip()
             command = " ".join(part.rstrip("\\").strip() for part in pending[:-1])
-            command = (command + " " + re.sub(r"\s+#\s.*$", "", last)).strip()
-            commands.append((pending_line, " ".join(command.split()), own or covering))
+            command = (command + " " + re.sub(r"\s+#\s.*$", "", pending[-1])).strip()
+            commands.append((pending_line, " ".join(command.split())))
             pending, pending_line = [], None
     return commands
 
@@ -191,6 +289,14 @@ def balanced(command: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def why_not_run(command: str, not_run: dict = NOT_RUN) -> str | None:
+    """The reason NOT_RUN gives for a command, if a pattern of it matches."""
+    for patterns, reason in not_run.items():
+        if any(fnmatch.fnmatchcase(command, pattern) for pattern in patterns):
+            return reason
+    return None
 
 
 def named_targets(text: str) -> list[str]:
@@ -256,7 +362,7 @@ def test_every_make_target_the_docs_name_exists():
     targets = makefile_targets(ROOT / "Makefile")
     unknown = []
     for document in documents():
-        code = code_spans(document) + [command for _, command, _ in sh_commands(document)]
+        code = code_spans(document) + [command for _, command in sh_commands(document)]
         unknown += [
             f"{document.name}: make {target}"
             for span in code
@@ -269,7 +375,7 @@ def test_every_make_target_the_docs_name_exists():
 def test_every_path_the_docs_name_exists():
     missing = []
     for document in documents():
-        words = code_spans(document) + [command for _, command, _ in sh_commands(document)]
+        words = code_spans(document) + [command for _, command in sh_commands(document)]
         if document.suffix != ".md":  # a comment names files without backticks
             words += [line for line in document.read_text().splitlines() if line.startswith("#")]
         paths = [path for word in words for path in path_candidates(word, PACKAGE)]
@@ -278,6 +384,647 @@ def test_every_path_the_docs_name_exists():
         ]
     assert not missing, f"named in the docs, missing in the project: {missing}"
 
+
+# ---------------------------------------------------------------- names in the code
+
+BUILTINS = frozenset(dir(builtins))
+STDLIB = frozenset(sys.stdlib_module_names)
+# Other libraries' modules: a dotted name that starts with one is that library's.
+LIBRARIES = frozenset({
+    "strands", "strands_tools", "strands_evals", "welt_io_strands", "bedrock_agentcore",
+    "boto3", "botocore", "aws_cdk", "constructs", "copier", "pytest", "jsonschema", "mcp",
+    "opentelemetry", "starlette", "uvicorn", "httpx", "moto",
+})  # fmt: skip
+# Who else's a name may be, as the words just before it say: "Strands' `Agent`".
+OTHERS = re.compile(
+    r"\b(?:Python|Strands|strands-tools|strands-agents-tools|strands-agents-evals|"
+    r"welt-io-strands|the adapter|Welt|bedrock-agentcore|AgentCore(?: Evaluations)?|"
+    r"boto3|botocore|copier|the CDK|aws-cdk-lib|CloudFormation|CloudWatch|STS|"
+    r"OpenTelemetry|ADOT|pytest|jsonschema|Renovate|git)(?:'s?|\u2019s?)?\b"
+)
+# Files whose words name settings, answers and deployment keys besides the code's strings.
+SETTINGS_FILES = (
+    ".env.example", ".copier-answers.yml", "copier.yml", "Makefile", "Dockerfile",
+    "pyproject.toml", "agentcore/agentcore.json", "deploy/environments.toml",
+)  # fmt: skip
+CAPS = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+SHELL = {
+    "make", "uv", "uvx", "git", "copier", "docker", "npx", "aws", "cdk", "agentcore",
+    "python", "python3", "pip", "sh", "curl", "zizmor", "npm",
+}  # fmt: skip
+
+
+@dataclass
+class Code:
+    """What a project's code names: read from its files' syntax trees, never imported."""
+
+    modules: dict[str, set[str]] = field(default_factory=dict)  # module -> the names it binds
+    members: dict[str, set[str]] = field(default_factory=dict)  # class -> its members
+    params: dict[str, set[str] | None] = field(default_factory=dict)  # None: any keyword
+    required: dict[str, set[str]] = field(default_factory=dict)  # parameters with no default
+    defined: set[str] = field(default_factory=set)  # every function and class, at any depth
+    names: set[str] = field(default_factory=set)  # every identifier the code writes
+    variables: set[str] = field(default_factory=set)  # names assigned, or taken as parameters
+    imports: set[tuple[str, str]] = field(default_factory=set)  # (top module, name) bound
+    foreign: set[str] = field(default_factory=set)  # names imported from another library
+    dotted: set[str] = field(default_factory=set)  # every `a.b`, and each import's module.name
+    strings: list[str] = field(default_factory=list)  # literals but docstrings; `\0`: a gap
+    words: set[str] = field(default_factory=set)  # words of the strings and SETTINGS_FILES
+    files: dict[str, set[str]] = field(default_factory=dict)  # file -> the identifiers in it
+
+    def binds(self, module: str) -> set[str]:
+        """The names a module binds; a package's, those of every module in it too."""
+        found = set(self.modules.get(module, ()))
+        for other, bound in self.modules.items():
+            if other.startswith(f"{module}."):
+                found |= bound
+        return found
+
+    def modules_named(self, short: str) -> list[str]:
+        return [module for module in self.modules if module.rsplit(".", 1)[-1] == short]
+
+    def knows(self, name: str, own: set[str]) -> bool:
+        """Whether a bare name is the code's, a word of its strings, a builtin or the page's."""
+        return any(name in known for known in (self.names, self.words, own, BUILTINS))
+
+
+def module_of(path: Path, root: Path) -> str:
+    """app/ and tests/ are on the path (`main`, `conftest`); the rest by folder (`evals.cases`)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[0] in ("app", "tests"):
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[str] | None, set[str]]:
+    """A function's keywords (None when it takes **kwargs) and those with no default."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    required = {a.arg for a in positional[: len(positional) - len(args.defaults)]}
+    required |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None}
+    required -= {"self", "cls"}
+    if args.kwarg:
+        return None, required
+    return {a.arg for a in [*positional, *args.kwonlyargs]} - {"self", "cls"}, required
+
+
+def read_module(code: Code, tree: ast.Module, module: str) -> set[str]:
+    bound = code.modules.setdefault(module, set())
+    for statement in tree.body:  # what `module.name` may name
+        nested = isinstance(statement, (ast.If, ast.Try))
+        for sub in ast.walk(statement) if nested else [statement]:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(sub.name)
+            elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in sub.names)
+            elif isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                bound.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.add(node.name)
+            code.defined.add(node.name)
+            fixture = any("fixture" in ast.unparse(d) for d in node.decorator_list)
+            taken, required = parameters(node)
+            if node.name in code.params or fixture:  # two of one name: any keyword of either
+                old = code.params.get(node.name, set())
+                taken = None if fixture or old is None or taken is None else old | taken
+                required = set()
+            code.params[node.name], code.required[node.name] = taken, required
+            arguments = [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)]
+            found.update(arguments)
+            code.variables.update(arguments)
+        elif isinstance(node, ast.ClassDef):
+            found.add(node.name)
+            code.defined.add(node.name)
+            members = code.members.setdefault(node.name, set())
+            fields, init = set(), None
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    members.add(item.name)
+                    init = item if item.name == "__init__" else init
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    members.add(item.target.id)
+                    fields.add(item.target.id)
+                elif isinstance(item, ast.Assign):
+                    members.update(t.id for t in item.targets if isinstance(t, ast.Name))
+            members.update(
+                sub.attr
+                for sub in ast.walk(node)
+                if isinstance(sub, ast.Attribute)
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id == "self"
+                and isinstance(sub.ctx, ast.Store)
+            )
+            if init is not None:
+                code.params[node.name], code.required[node.name] = parameters(init)
+            else:  # a dataclass takes its fields; a subclass of another's, we cannot say
+                code.params[node.name] = fields if fields else None
+                code.required[node.name] = set()
+        elif isinstance(node, ast.Name):
+            found.add(node.id)
+            if isinstance(node.ctx, ast.Store):
+                code.variables.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+            if isinstance(node.value, ast.Name):
+                found.add(f"{node.value.id}.{node.attr}")
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                found.add(alias.asname or alias.name.split(".")[0])
+                found.update(alias.name.split("."))
+                if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    code.imports.add((node.module.split(".")[0], alias.asname or alias.name))
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    found.add(f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.JoinedStr):
+            code.strings.append(
+                "".join(str(v.value) if isinstance(v, ast.Constant) else "\0" for v in node.values)
+            )
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # not a docstring: one may name what no code has any more
+            code.strings += [node.value] if id(node) not in docstrings else []
+    code.dotted |= {name for name in found if "." in name}
+    code.names |= {name for name in found if "." not in name}
+    return found
+
+
+@functools.cache
+def code_of(*roots: Path) -> Code:
+    """The names of every Python file under the roots (a rendering, or several), and their words."""
+    code = Code()
+    for root in roots:
+        for folder, folders, files in os.walk(root):
+            folders[:] = [f for f in folders if f not in SKIPPED_DIRS and f != "template"]
+            for name in files:
+                path = Path(folder) / name
+                if path.suffix != ".py" or name == "test_docs.py":  # this file: its examples
+                    continue
+                try:
+                    tree = ast.parse(path.read_text())
+                except SyntaxError:  # a file of the template's, still Jinja
+                    continue
+                module = module_of(path, root)
+                identifiers = read_module(code, tree, module)
+                code.files.setdefault(str(path.relative_to(root)), set()).update(identifiers)
+                code.names.add(module.rsplit(".", 1)[-1])
+        for name in SETTINGS_FILES:
+            if (root / name).is_file():
+                code.strings.append((root / name).read_text())
+        code.strings += [path.read_text() for path in sorted((root / ".github").glob("**/*.yml"))]
+    code.foreign = {name for top, name in code.imports if top not in code.modules}
+    for module in list(code.modules):  # a package binds its modules
+        parts = module.split(".")
+        for end in range(1, len(parts)):
+            code.modules.setdefault(".".join(parts[:end]), set()).add(parts[end])
+    for text in code.strings:
+        code.words.update(re.findall(r"[A-Za-z_][\w-]*", text))
+    return code
+
+
+def looks_like_code(name: str) -> bool:
+    """snake_case, CamelCase with a capital inside, or ALL_CAPS: a word of prose is none."""
+    return (
+        "_" in name.strip("_")
+        or name.startswith("_")
+        or re.search(r"[a-z][A-Z]", name) is not None
+        or (len(name) > 1 and CAPS.fullmatch(name) is not None)
+    )
+
+
+def yours(name: str) -> bool:
+    """A name of the reader's own in an example: `my_tool`, `MyGate`."""
+    return name.startswith(("my_", "My"))
+
+
+def chain_of(node: ast.expr) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
+
+
+def unknown_in_chain(
+    parts: list[str], code: Code, package: str, own: set[str], used: set[str] | None = None
+) -> tuple[str, str] | None:
+    """(missing name, why) for a dotted name that the code does not have, or None.
+
+    A standard library's name must be one the code uses: `used` (the files a page is
+    about), or else the whole project.
+    """
+    head, rest = parts[0], parts[1:]
+    text = ".".join(parts)
+    if head in LIBRARIES or yours(head):
+        return None
+    if head == package:
+        module = head
+        while rest and f"{module}.{rest[0]}" in code.modules:
+            module = f"{module}.{rest.pop(0)}"
+        if rest and rest[0] not in code.modules.get(module, ()):
+            return rest[0], f"`{text}`: {module} has no `{rest[0]}`"
+        return None
+    if head in STDLIB and head not in code.variables:
+        if f"{head}.{rest[0]}" not in (code.dotted if used is None else used):
+            where = "the project" if used is None else "the files this page is about"
+            return text, f"`{text}`: not used by {where}"
+        return None
+    modules = code.modules_named(head)
+    if modules and head not in code.variables:
+        if not any(rest[0] in code.binds(module) for module in modules):
+            return rest[0], f"`{text}`: module {head} has no `{rest[0]}`"
+        return None
+    if head in code.members and rest[0] in code.members[head]:
+        return None
+    for part in rest if head in code.names or head in own else parts:
+        if part not in code.names and part not in own:
+            return part, f"`{text}`: no `{part}` in the code"
+    return None
+
+
+def unknown_in_tree(
+    tree: ast.AST,
+    code: Code,
+    package: str,
+    own: set[str],
+    block: bool = False,
+    used: set[str] | None = None,
+) -> list[tuple[str, str]]:
+    """(missing name, why) for each name of a span or block that the code does not have."""
+    problems: list[tuple[str, str]] = []
+    done: set[int] = set()
+    arguments = {id(a) for node in ast.walk(tree) if isinstance(node, ast.Call) for a in node.args}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.split(".")[0] != package:
+                continue
+            if node.module not in code.modules:
+                problems.append((node.module, f"`{node.module}`: no such module"))
+                continue
+            if node.module != f"{package}.api":
+                problems.append(
+                    (node.module, f"imports {node.module}: yours/ imports {package}.api")
+                )
+            problems += [
+                (a.name, f"`{node.module}` has no `{a.name}`")
+                for a in node.names
+                if a.name not in code.modules[node.module]
+            ]
+        elif isinstance(node, ast.Attribute) and id(node) not in done:
+            inner: ast.expr = node
+            while isinstance(inner, ast.Attribute):
+                done.add(id(inner))
+                inner = inner.value
+            done.add(id(inner))
+            parts = chain_of(node)
+            problem = parts and unknown_in_chain(parts, code, package, own, used)
+            if problem:
+                problems.append(problem)
+        elif isinstance(node, ast.Call):
+            if block and isinstance(node.func, ast.Attribute) and node.func.attr == "interrupt":
+                problems.append(("interrupt", "calls interrupt(): every question goes through ask"))
+            if not isinstance(node.func, ast.Name):
+                continue
+            name = node.func.id
+            done.add(id(node.func))
+            if name == EXCERPT:
+                continue
+            if not any(name in known for known in (code.names, BUILTINS, own)) and not yours(name):
+                problems.append((name, f"`{name}(`: no function or class of that name"))
+                continue
+            if name not in code.defined or name in code.foreign:
+                continue  # another library's: its parameters are its own
+            taken = code.params.get(name)
+            problems += [
+                (k.arg, f"`{name}({k.arg}=...)`: {name} takes no {k.arg}")
+                for k in node.keywords
+                if k.arg and taken is not None and k.arg not in taken
+            ]
+            elided = (
+                any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(node))
+                or any(isinstance(a, ast.Starred) for a in node.args)
+                or any(k.arg is None for k in node.keywords)
+            )
+            if block and not elided and len(node.args) == 0:
+                missing = code.required.get(name, set()) - {k.arg for k in node.keywords}
+                if missing:
+                    problems.append(
+                        (name, f"`{name}(...)` leaves out {', '.join(sorted(missing))}")
+                    )
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in done:
+            name = node.id
+            if id(node) in arguments and not CAPS.fullmatch(name):
+                continue  # an argument is often a placeholder: `Row(my_tool, ASK)`
+            if looks_like_code(name) and not yours(name) and not code.knows(name, own):
+                problems.append((name, f"`{name}`: no such name"))
+    return problems
+
+
+# What an excerpt of keyword arguments is parsed inside: `tools=..., plugins=...,`.
+EXCERPT = "__excerpt__"
+
+
+def parse_block(lines: list[str]) -> ast.Module | None:
+    """A ```python block, or an excerpt of one: a few keyword arguments, say."""
+    text = textwrap.dedent("\n".join(lines))
+    for attempt in (text, f"{EXCERPT}(\n{text}\n)"):
+        try:
+            return ast.parse(attempt)
+        except SyntaxError:
+            pass
+    return None
+
+
+def python_blocks(document: Path) -> list[tuple[int, ast.Module | None]]:
+    _, blocks = split_markdown(document.read_text())
+    return [
+        (start, parse_block(lines)) for language, start, lines in blocks if language == "python"
+    ]
+
+
+def examples(tree: ast.AST) -> set[str]:
+    """What a block defines as the reader's own: a `@tool`, a `test_` function."""
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and (
+            node.name.startswith("test_")
+            or any("tool" in ast.unparse(d) for d in node.decorator_list)
+        )
+    }
+
+
+def own_names(document: Path) -> set[str]:
+    """The names a document's ```python blocks bind or spell (a tool name in a dict, say)."""
+    names: set[str] = set()
+    for _, tree in python_blocks(document):
+        for node in ast.walk(tree or ast.Module(body=[], type_ignores=[])):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.update(re.findall(r"\w+", node.value))
+    return names
+
+
+def spans_in_context(document: Path) -> list[tuple[str, str]]:
+    """Each code span of the current prose, with the words of its clause just before it.
+
+    Spans listed before it (`Proceed`, `Deny` or `Confirm`) and an opening parenthesis
+    are left out, so that "Strands' interventions return `Proceed`, `Deny` or `Confirm`"
+    gives each of the three the words that name Strands.
+    """
+    text = current_prose(document)
+    found = []
+    for match in re.finditer(r"`([^`]+)`", text):
+        before = " ".join(text[max(0, match.start() - 300) : match.start()].split())
+        before = re.sub(r"(?:`[^`]*`(?:,| or| and)? ?)+$", "", before).rstrip(" (")
+        before = re.split(r"(?<=[.!?:;])\s|\|", before)[-1]
+        found.append((" ".join(match.group(1).split()), " ".join(before.split()[-4:])))
+    return found
+
+
+def unknown_in_span(
+    span: str, code: Code, package: str, own: set[str], used: set[str] | None = None
+) -> list[tuple[str, str]]:
+    span = span.replace("<package>", package).replace("<pkg>", package)
+    words = span.split()
+    if not words or words[0] in SHELL or words[0][0] in "$-|#/~":
+        return []  # a command, an option, a query
+    if re.fullmatch(r"[\w.]*\w-[\w.-]*", span):
+        return []  # a slug: `prod-EVIL`, `aarch64-manylinux2014`
+    if not span.startswith(("from ", "import ")) and (
+        "/" in span or path_candidates(span, package)
+    ):
+        return []  # a path: the paths test checks it
+    if re.search(r"\.(com|png|csv|mp4|zip)\b", span):
+        return []  # a host or a file: `sts.amazonaws.com`, `image.png`
+    keyword = re.fullmatch(r"(\w+)=", span)
+    if keyword:
+        name = keyword.group(1)
+        return [] if name in code.names | own else [(name, f"`{span}`: no such parameter")]
+    span = re.sub(r"^([A-Z][A-Z0-9_]+)=\S*$", r"\1", span)  # a setting and its value
+    try:
+        tree = ast.parse(span)
+    except SyntaxError:
+        call = re.match(r"([A-Za-z_]\w*(?:\.\w+)*)\(", span)  # `ask(tool_context,`
+        if not call or len(call.group(1)) < 2:
+            return []
+        tree = ast.parse(f"{call.group(1)}()")
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.AnnAssign):
+        return []  # `data: {...}`, an event as Welt sees it
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+        value = tree.body[0].value
+        if isinstance(value, ast.Name):
+            name = value.id
+            if not (looks_like_code(name) or name[0].isupper()) or yours(name):
+                return []
+            if code.knows(name, own) or name in LIBRARIES:
+                return []
+            return [(name, f"`{name}`: no such name")]
+    return unknown_in_tree(tree, code, package, own, used=used)
+
+
+def opening_files(document: Path, root: Path, package: str) -> list[str] | None:
+    """The files a page opens with ("File: `app/<package>/...`"), as keys of Code.files.
+
+    None when the page opens otherwise, or names a file this project lacks (a sample
+    tool's page, without the sample tools): the template's tests read it where it is.
+    """
+    prose, _ = split_markdown(document.read_text())
+    opening = " ".join("\n".join(prose[1:]).strip().split("\n\n")[0].split())
+    if not opening.startswith(("File:", "Files:")):
+        return None
+    files = []
+    for span in re.findall(r"`([^`]+)`", opening):
+        for path in path_candidates(span, package):
+            found = [root / base / path for base in ("", f"app/{package}/")]
+            found = [place for place in found if place.exists()]
+            if not found:
+                return None
+            for place in found:
+                places = sorted(place.glob("*.py")) if place.is_dir() else [place]
+                files += [str(each.relative_to(root)) for each in places]
+    return files
+
+
+def unknown_names(
+    document: Path, code: Code, package: str, root: Path | None = None
+) -> list[tuple[str, str]]:
+    """Every (missing name, why) of a document: its spans, its diagrams, its Python.
+
+    With the project's root, a page that opens with `File:` is read against those files.
+    """
+    own = own_names(document)
+    files = opening_files(document, root, package) if root else None
+    used = (
+        {name for file in files for name in code.files.get(file, ()) if "." in name}
+        if files
+        else None
+    )
+    problems = []
+    theirs: set[str] = set()
+    for span, before in spans_in_context(document):
+        found = unknown_in_span(span, code, package, own, used)
+        if found and (OTHERS.search(before) or all(name in theirs for name, _ in found)):
+            # named as another's once: so it stays in this document, and its parts too
+            theirs |= {name for name, _ in found} | set(re.findall(r"\w+", span))
+            continue
+        problems += found
+    _, blocks = split_markdown(document.read_text())
+    for language, start, lines in blocks:
+        if language == "":  # a diagram: its calls
+            for line in lines:
+                for call in re.findall(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(", line):
+                    problems += [
+                        (name, f"line {start}: {why}")
+                        for name, why in unknown_in_tree(ast.parse(f"{call}()"), code, package, own)
+                    ]
+    for start, tree in python_blocks(document):
+        if tree is None:
+            problems.append(("python", f"line {start}: the ```python block does not parse"))
+            continue
+        mine = examples(tree)
+        problems += [
+            (name, f"line {start}: {why}")
+            for name, why in unknown_in_tree(tree, code, package, own - mine, block=True)
+        ]
+        problems += [
+            (node.name, f"line {start}: the code has no `{node.name}`")
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            and node.name not in mine
+            and node.name not in code.defined
+        ]
+        if files:
+            # the files' names, and the members of the project's classes they use (CallMemo's)
+            theirs_too = {n for file in files for n in code.files.get(file, ())}
+            theirs_too |= {m for n in list(theirs_too) for m in code.members.get(n, ())}
+            problems += [
+                (name, f"line {start}: `{name}` is not in {', '.join(files)}")
+                for name in sorted(spoken_in(tree) - mine - theirs_too)
+            ]
+    return problems
+
+
+def spoken_in(tree: ast.AST) -> set[str]:
+    """The calls, attributes and names a block reads, not those it binds itself."""
+    bound = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    read = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            read.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read.add(node.id)
+        elif isinstance(node, ast.keyword) and node.arg:
+            read.add(node.arg)
+    return read - bound - BUILTINS - {EXCERPT}
+
+
+def test_every_code_name_the_docs_give_is_the_project_s_or_says_whose():
+    code = code_of(ROOT)
+    unknown = [
+        f"{document.relative_to(ROOT)}: {why}"
+        for document in documents()
+        if document.suffix == ".md"
+        for name, why in unknown_names(document, code, PACKAGE, ROOT)
+        if name not in NOT_CODE and name not in ELSEWHERE
+    ]
+    assert not unknown, f"not in the code, and not said to be another library's: {unknown}"
+
+
+# A placeholder of the docs (`…`, `<id>`) or an example value (a number, 'quoted', a file
+# name, an ALL_CAPS setting) stands where the code's message has a gap.
+GAP = re.compile(
+    r"…|\.\.\.|<[^<>]*>|(?<!\w)'[^']*'|\b[A-Z][A-Z0-9_]+\b|\b[NX]\b|[\w.-]*\d[\w.,:-]*|\S+\.\w+\b"
+    r"|\$\S*|\[[^\]]*\]|\\n|\*+|(?<!\w)_|_(?!\w)"  # a JSON path, `[staging]`, `\n`, emphasis
+    r"|\w+(?:, \w+)+|\b[a-z]+_[a-z_]+\b"  # a list of values, a key such as model_id
+    r"|\b[A-Z][a-z]+[A-Z]\w*"  # an exception's name: NoSuchBucket
+    r"|(?<=[.!?:;])\s|[()]"  # and where a message may join another: "Cannot resume: <why>."
+)
+# Words of another library's message, quoted inside one of the agent's, and whose they are.
+THEIR_WORDS = {
+    "Additional properties are not allowed": "jsonschema's, in a refusal (docs/patterns/wire.md)",
+    "should be non-empty": "jsonschema's, in a refusal (docs/patterns/wire.md)",
+    "was unexpected": "jsonschema's, in a refusal (docs/patterns/wire.md)",
+}
+
+
+def quotes(document: Path) -> list[tuple[str, str]]:
+    """Each quoted message of three words or more, with its sentence up to the quote.
+
+    A ```text block's lines that start with `deploy: ` are the deploy command's
+    messages, quoted whole.
+    """
+    _, blocks = split_markdown(document.read_text())
+    texts = [current_prose(document)]
+    texts += ["\n".join(lines) for language, _, lines in blocks if language in ("", "text")]
+    found = [  # the deploy command's one-line errors, as a text block shows them
+        (line.removeprefix("deploy: "), "")
+        for language, _, lines in blocks
+        if language == "text"
+        for line in lines
+        if line.startswith("deploy: ")
+    ]
+    for text in texts:
+        text = re.sub(r"`[^`]*`", "\0", " ".join(text.replace("“", '"').replace("”", '"').split()))
+        for match in re.finditer(r'"([^"]*)"', text):
+            quote = match.group(1)
+            if len(quote.split()) >= 3 and "\0" not in quote:
+                found.append((quote, re.split(r"(?<=[.!?])\s", text[: match.start()])[-1]))
+    return found
+
+
+def said(quote: str, code: Code, theirs: dict[str, str] = THEIR_WORDS) -> bool:
+    """Whether each part of the quote between gaps is in a string of the code."""
+
+    def in_code(words: list[str]) -> bool:
+        return len(" ".join(words)) >= 8 and any(" ".join(words) in s for s in code.strings)
+
+    for words_of_theirs in theirs:
+        quote = quote.replace(words_of_theirs, "…")
+    for part in GAP.split(quote):
+        words = part.split()
+        if len(" ".join(words)) < 8 or in_code(words):
+            continue
+        if not (in_code(words[:-1]) or in_code(words[1:])):  # an example value at one end
+            return False
+    return True
+
+
+def test_every_message_the_docs_quote_is_one_the_code_says():
+    code = code_of(ROOT)
+    unsaid = [
+        f"{document.relative_to(ROOT)}: {quote!r}"
+        for document in documents()
+        if document.suffix == ".md"
+        for quote, sentence in quotes(document)
+        if not said(quote, code) and not OTHERS.search(sentence)
+        if not quote.startswith(tuple(SAID_ELSEWHERE))
+    ]
+    assert not unsaid, f"quoted, but no message of the code: {unsaid}"
+
+
+# ---------------------------------------------------------------- links
 
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^()\s<>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s+<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$", re.M)
@@ -346,22 +1093,25 @@ def test_every_relative_link_of_the_docs_resolves():
     assert not broken, f"a link to nothing: {broken}"
 
 
+# ---------------------------------------------------------------- commands
+
+
 def commands_to_run(docs: list[Path]) -> list[str]:
     unaccounted, run = [], []
     for document in docs:
-        for line, command, marker in sh_commands(document):
+        for line, command in sh_commands(document):
             if command in RUN:
                 run.append(command)
-            elif not marker:
+            elif why_not_run(command) is None:
                 unaccounted.append(f"{document.name}:{line}: {command}")
     assert not unaccounted, (
-        f"a ```sh command neither run by tests/test_docs.py (RUN) nor marked "
-        f"'# {MARKER} <why>': {unaccounted}"
+        f"a ```sh command neither run by tests/test_docs.py (RUN) nor in its NOT_RUN, with "
+        f"the reason: {unaccounted}"
     )
     return sorted(set(run))
 
 
-def test_every_sh_command_is_run_here_or_says_why_not():
+def test_every_sh_command_is_run_here_or_listed_with_why_not():
     commands_to_run(documents())
 
 
@@ -399,13 +1149,16 @@ def test_the_cheap_sh_commands_work(copy_of_the_project):
         assert done.returncode == 0, f"{command}:\n{done.stdout}\n{done.stderr}"
 
 
+# ---------------------------------------------------------------- the rules themselves
+
+
 def test_the_rules_catch_what_they_should(tmp_path):
-    """The checks above fail on what they are for: a new unmarked block, a wrong path."""
+    """The checks above fail on what they are for: a new unlisted command, a wrong path."""
     doc = tmp_path / "README.md"
     doc.write_text(
         "Run `make nonesuch` and `app/<package>/nowhere.py`.\n\n"
-        "```sh\nmake lint\nmake serve   # not run by the tests: starts a server\n"
-        "# not run by the tests: needs AWS credentials\nagentcore deploy\n"
+        "```sh\nmake lint\nmake serve   # serve on localhost:8080\n"
+        "# deploy\nmake deploy ENV=staging\n"
         "agentcore invoke \\\n  '{}'\n\nuv run newthing\n```\n"
     )
     assert named_targets("make update ARGS=--defaults && make lint test") == [
@@ -413,17 +1166,51 @@ def test_the_rules_catch_what_they_should(tmp_path):
         "lint",
         "test",
     ]
-    assert [(command, marker) for _, command, marker in sh_commands(doc)] == [
-        ("make lint", None),
-        ("make serve", "starts a server"),
-        ("agentcore deploy", "needs AWS credentials"),
-        ("agentcore invoke '{}'", "needs AWS credentials"),
-        ("uv run newthing", None),
+    assert [command for _, command in sh_commands(doc)] == [
+        "make lint",
+        "make serve",
+        "make deploy ENV=staging",
+        "agentcore invoke '{}'",
+        "uv run newthing",
     ]
-    with pytest.raises(AssertionError, match="uv run newthing"):
+    assert why_not_run("make serve") == "it starts a server"
+    assert "AWS credentials" in why_not_run("make deploy ENV=staging")
+    with pytest.raises(AssertionError, match=r"agentcore invoke '\{\}'.*uv run newthing"):
         commands_to_run([doc])
     paths = [path for span in code_spans(doc) for path in path_candidates(span, PACKAGE)]
     assert missing_paths(paths, [ROOT], PACKAGE, NOT_HERE) == [f"app/{PACKAGE}/nowhere.py"]
+
+
+def test_the_name_rules_catch_a_name_the_code_lacks(tmp_path):
+    """Gone names, wrong imports, wrong keywords and unsaid messages fail; the library's pass."""
+    (tmp_path / "docs").mkdir()
+    doc = tmp_path / "docs" / "page.md"
+    doc.write_text(
+        f"Import `{PACKAGE}.gate.interrupt_names` as `from {PACKAGE}.gate.interrupt_names "
+        f"import interrupt_name`; call `agent.check_at_startup(registry)`, "
+        "`Conversations(new_model=..., turns=3)` and `limit_notice`; read `main.invoke`, "
+        "`agent.state`, `Settings.from_environment`, `RUN_STORE`, `my_tool`, "
+        "`wire.MAX_FILE_BYTES` and `colorsys.rgb_to_hls`. It raises Strands' "
+        "`ConcurrencyException`.\n\n"
+        'The thread reads "Nothing to resume: the moon is down".\n\n'
+        "```python\ndef model_settings(env):\n    return env\n\n\n"
+        "@tool\ndef forecast(city: str) -> str:\n    return tool_context.interrupt(city)\n```\n"
+    )
+    code = code_of(ROOT)
+    found = {name for name, _ in unknown_names(doc, code, PACKAGE, ROOT)}
+    assert found == {
+        f"{PACKAGE}.gate.interrupt_names",  # yours/ imports only api
+        "check_at_startup",
+        "turns",
+        "limit_notice",
+        "invoke",
+        "colorsys.rgb_to_hls",
+        "model_settings",
+        "interrupt",
+    }
+    assert [quote for quote, _ in quotes(doc)] == ["Nothing to resume: the moon is down"]
+    assert not said("Nothing to resume: the moon is down", code)
+    assert said("Nothing to resume in this thread: …", code)
 
 
 def test_the_link_rule_catches_a_link_to_nothing(tmp_path):

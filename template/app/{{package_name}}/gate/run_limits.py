@@ -80,7 +80,7 @@ def new_turn(agent: Agent) -> None:
 
 
 class RunLimits(Plugin):
-    """Counts the turn's model calls for `turn_limits`; refuses the tool call over the cap."""
+    """Counts the turn's model calls for `TurnCaps.left_for`; refuses the tool call over the cap."""
 
     name = "run-limits"
 
