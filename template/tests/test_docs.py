@@ -100,7 +100,10 @@ NOT_RUN = {
     ("make evals", "make evals-live"): (
         "they need the project's environment (the template's tests run make evals)"
     ),
-    ("make serve", "MODEL_PROVIDER=rehearsal uv run python app/main.py"): "it starts a server",
+    (
+        "make serve",
+        "MODEL_PROVIDER=rehearsal RUN_STORE=session-storage uv run python app/main.py",
+    ): "it starts a server",
     ("curl *",): "it needs the server that `make serve` starts",
     ("make synth *",): (
         "the template's own tests run it (the CDK's Node.js is too slow for these); CI runs it"
