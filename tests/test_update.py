@@ -44,8 +44,10 @@ RELEASES = {
     "0.8.0": "8c604d190e6a192a9db896265ef32a9ee704b5eb",
     # (memory per Slack user)
     "0.9.0": "b81081c7df7454e90463d209a067fc8565a48013",
+    # (one identity per resume; sealed runs)
+    "0.10.0": "8624bdaf7aaf71804b26b19594bc818d8f6d7401",
 }
-CURRENT = "0.10.0"
+CURRENT = "0.11.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
@@ -268,6 +270,7 @@ def follow_the_changelog(project: Path, release: str) -> None:
     installed = run(["make", "install"], project)
     assert installed.returncode == 0, (installed.stdout[-2000:], installed.stderr[-2000:])
     every_question_through_ask(TEMPLATE, project, project)  # 0.10.0's step, for every release
+    readme_of_the_template(TEMPLATE, project, project)  # 0.11.0's, likewise
     if release in ("0.1.0", "0.2.0"):  # make format: ruff modernises the user's files
         for command in (["uv", "run", "ruff", "check", "--fix", "."], ["uv", "run", "ruff", "format", "."]):
             result = run(command, project)
@@ -570,6 +573,11 @@ def fresh_readme(repo: Path, project: Path, tmp_path: Path) -> None:
     take_the_new_readme(repo, project, tmp_path / "fresh")
 
 
+def readme_of_the_template(repo: Path, project: Path, tmp_path: Path) -> None:
+    """0.11.0: a README never edited takes the template's, which `make test` now holds to the code."""
+    shutil.copy(project / ".copier-readme.md", project / "README.md")
+
+
 def every_question_through_ask(repo: Path, project: Path, tmp_path: Path) -> None:
     """0.10.0: each tool of yours that calls `tool_context.interrupt(` asks through `ask`."""
     for path in (project / "app" / PACKAGE / "yours").rglob("*.py"):
@@ -590,6 +598,7 @@ def every_question_through_ask(repo: Path, project: Path, tmp_path: Path) -> Non
 STEPS_FOR = {
     "0.6.0": [fresh_readme],
     "0.10.0": [every_question_through_ask],
+    "0.11.0": [readme_of_the_template],
 }
 
 
@@ -611,7 +620,7 @@ def test_an_update_from_a_release_with_yours_keeps_the_users_tool_served_and_tes
     checked = make_checked(project, "lint", "test")
 
     assert "Update merged cleanly" in updated.stdout + updated.stderr
-    # A release before 0.10.0 kept no copy of the template's README to compare with.
+    # A release before 0.11.0 kept no copy of the template's README to compare with.
     assert "diff README.md .copier-readme.md" in updated.stdout + updated.stderr
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers["_commit"] == CURRENT

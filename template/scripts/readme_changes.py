@@ -45,7 +45,7 @@ def main() -> int:
     if not new_path.is_file():
         return 0
     old = before_the_update()
-    if old is None:  # a project from before 0.10.0 kept no copy to compare with
+    if old is None:  # a project from before 0.11.0 kept no copy to compare with
         print(
             f"README.md is yours, so the update left it as it was. {THEIRS} is the template's "
             f"README for this release: compare them (diff README.md {THEIRS}) and take what "
