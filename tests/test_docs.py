@@ -236,7 +236,7 @@ def test_every_code_name_of_a_rendering_s_docs_is_in_a_rendering(renderings):
             for root in renderings.values()
             for document in rules.documents(root)
             if document.suffix == ".md"
-            for name, why in rules.unknown_names(document, code, PACKAGE, root)
+            for name, why in rules.unknown_names(document, code, PACKAGE, root, yours_too=True)
             if name not in NOT_CODE
         }
     )

@@ -152,11 +152,12 @@ def test_deploying_md_lists_every_variable_the_runtime_may_get():
 
 def test_the_errors_deploying_md_shows_are_those_the_settings_raise(tmp_path):
     """The page's one-line errors, each made here from the mistake it shows."""
-    (block,) = [
+    blocks = [
         block
         for block in DEPLOYING.read_text().split("```text\n")[1:]
         if block.startswith("deploy: environments.toml")
     ]
+    (block,) = blocks
     shown = block.split("\n```")[0].splitlines()
 
     text = SETTINGS_FILE.read_text()

@@ -172,7 +172,6 @@ NOT_CODE: dict[str, str] = {}
 # Names the docs give that only other answers bring into the project: each passes here
 # when this project lacks it. The template's tests find each one in a rendering.
 ELSEWHERE = {
-    "generate_image": "the image tool, with include_image_generation",
     "publish_report": "a sample tool (yours/tools/report.py), with include_sample_tools",
     "request_approval": "a sample tool (yours/tools/approval.py), with include_sample_tools",
     "write_document": "a sample tool (yours/tools/documents.py), with include_sample_tools",
@@ -476,26 +475,26 @@ def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[str] |
 def read_module(code: Code, tree: ast.Module, module: str) -> set[str]:
     bound = code.modules.setdefault(module, set())
     for statement in tree.body:  # what `module.name` may name
-        nested = isinstance(statement, (ast.If, ast.Try))
+        nested = isinstance(statement, ast.If | ast.Try)
         for sub in ast.walk(statement) if nested else [statement]:
-            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 bound.add(sub.name)
-            elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            elif isinstance(sub, ast.Import | ast.ImportFrom):
                 bound.update((a.asname or a.name).split(".")[0] for a in sub.names)
-            elif isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            elif isinstance(sub, ast.Assign | ast.AnnAssign | ast.AugAssign):
                 targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
                 bound.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         and node.body
         and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
     }
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found.add(node.name)
             code.defined.add(node.name)
             fixture = any("fixture" in ast.unparse(d) for d in node.decorator_list)
@@ -514,7 +513,7 @@ def read_module(code: Code, tree: ast.Module, module: str) -> set[str]:
             members = code.members.setdefault(node.name, set())
             fields, init = set(), None
             for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                     members.add(item.name)
                     init = item if item.name == "__init__" else init
                 elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
@@ -545,7 +544,7 @@ def read_module(code: Code, tree: ast.Module, module: str) -> set[str]:
                 found.add(f"{node.value.id}.{node.attr}")
         elif isinstance(node, ast.keyword) and node.arg:
             found.add(node.arg)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
                 found.add(alias.asname or alias.name.split(".")[0])
                 found.update(alias.name.split("."))
@@ -763,7 +762,7 @@ def examples(tree: ast.AST) -> set[str]:
     return {
         node.name
         for node in ast.walk(tree)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and (
             node.name.startswith("test_")
             or any("tool" in ast.unparse(d) for d in node.decorator_list)
@@ -776,7 +775,7 @@ def own_names(document: Path) -> set[str]:
     names: set[str] = set()
     for _, tree in python_blocks(document):
         for node in ast.walk(tree or ast.Module(body=[], type_ignores=[])):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
@@ -845,11 +844,15 @@ def unknown_in_span(
     return unknown_in_tree(tree, code, package, own, used=used)
 
 
-def opening_files(document: Path, root: Path, package: str) -> list[str] | None:
+def opening_files(
+    document: Path, root: Path, package: str, yours_too: bool = False
+) -> list[str] | None:
     """The files a page opens with ("File: `app/<package>/...`"), as keys of Code.files.
 
     None when the page opens otherwise, or names a file this project lacks (a sample
     tool's page, without the sample tools): the template's tests read it where it is.
+    None too for a file of yours/ unless `yours_too`: `copier update` leaves your copy of
+    a sample as it was, so the page describes the template's, which its tests check.
     """
     prose, _ = split_markdown(document.read_text())
     opening = " ".join("\n".join(prose[1:]).strip().split("\n\n")[0].split())
@@ -862,6 +865,8 @@ def opening_files(document: Path, root: Path, package: str) -> list[str] | None:
             found = [place for place in found if place.exists()]
             if not found:
                 return None
+            if not yours_too and any("yours" in place.parts for place in found):
+                return None
             for place in found:
                 places = sorted(place.glob("*.py")) if place.is_dir() else [place]
                 files += [str(each.relative_to(root)) for each in places]
@@ -869,14 +874,14 @@ def opening_files(document: Path, root: Path, package: str) -> list[str] | None:
 
 
 def unknown_names(
-    document: Path, code: Code, package: str, root: Path | None = None
+    document: Path, code: Code, package: str, root: Path | None = None, yours_too: bool = False
 ) -> list[tuple[str, str]]:
     """Every (missing name, why) of a document: its spans, its diagrams, its Python.
 
     With the project's root, a page that opens with `File:` is read against those files.
     """
     own = own_names(document)
-    files = opening_files(document, root, package) if root else None
+    files = opening_files(document, root, package, yours_too) if root else None
     used = (
         {name for file in files for name in code.files.get(file, ()) if "." in name}
         if files
@@ -912,7 +917,7 @@ def unknown_names(
         problems += [
             (node.name, f"line {start}: the code has no `{node.name}`")
             for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            if isinstance(node, ast.FunctionDef | ast.ClassDef)
             and node.name not in mine
             and node.name not in code.defined
         ]
@@ -1200,7 +1205,7 @@ def test_the_name_rules_catch_a_name_the_code_lacks(tmp_path):
         "@tool\ndef forecast(city: str) -> str:\n    return tool_context.interrupt(city)\n```\n"
     )
     code = code_of(ROOT)
-    found = {name for name, _ in unknown_names(doc, code, PACKAGE, ROOT)}
+    found = {name for name, _ in unknown_names(doc, code, PACKAGE, ROOT, yours_too=True)}
     assert found == {
         f"{PACKAGE}.gate.interrupt_names",  # yours/ imports only api
         "check_at_startup",
