@@ -21,6 +21,33 @@ import threading
 from pathlib import Path
 from typing import Any
 
+# The page-side halves of Page's methods: JavaScript functions, called with JSON arguments.
+WAIT_FOR = """(source, milliseconds) => new Promise((resolve, reject) => {
+    const condition = new Function("return (" + source + ");");
+    const until = performance.now() + milliseconds;
+    const check = () => {
+        let value;
+        try { value = condition(); } catch (error) { value = undefined; }
+        if (value) resolve(value);
+        else if (performance.now() > until) reject(new Error("still waiting: " + source));
+        else requestAnimationFrame(check);
+    };
+    check();
+})"""
+CENTRE_OF = """(selector, wanted) => {
+    const all = [...document.querySelectorAll(selector)].filter((each) => each.offsetParent);
+    const one = wanted === null ? all[all.length - 1]
+        : all.reverse().find((each) => each.textContent.trim() === wanted);
+    if (!one) return null;
+    one.scrollIntoView({block: "center"});
+    const box = one.getBoundingClientRect();
+    return [box.x + box.width / 2, box.y + box.height / 2];
+}"""
+CHOOSE = """(selector, value) => {
+    const select = document.querySelector(selector);
+    select.value = value;
+    select.dispatchEvent(new Event("change", {bubbles: true}));
+}"""
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 TIMEOUT = 60.0
 
@@ -67,9 +94,10 @@ class Browser:
             "--hide-scrollbars",
             "--mute-audio",
             "--force-device-scale-factor=1",
+            # Its sandbox refuses root, and CI runners that restrict user
+            # namespaces; the only page it opens is the playground's own.
+            "--no-sandbox",
         ]
-        if os.geteuid() == 0:  # Chromium's sandbox refuses to run as root
-            flags.append("--no-sandbox")
         self.process = subprocess.Popen(
             [executable, *flags, "about:blank"],
             pass_fds=(3, 4),
@@ -189,32 +217,10 @@ class Page:
         The waiting is the browser's: it resolves the moment the page shows
         it, with no sleep on this side.
         """
-        waited = json.dumps(condition)
-        expression = f"""new Promise((resolve, reject) => {{
-            const until = performance.now() + {timeout * 1000};
-            const check = () => {{
-                let value;
-                try {{ value = ({condition}); }} catch (error) {{ value = undefined; }}
-                if (value) resolve(value);
-                else if (performance.now() > until) reject(new Error("still waiting: " + {waited}));
-                else requestAnimationFrame(check);
-            }};
-            check();
-        }})"""
-        return self.evaluate(expression)
+        return self.evaluate(f"({WAIT_FOR})({json.dumps(condition)}, {timeout * 1000})")
 
     def _centre_of(self, selector: str, text: str | None) -> tuple[float, float]:
-        found = f"""(() => {{
-            const all = [...document.querySelectorAll({json.dumps(selector)})]
-                .filter((each) => each.offsetParent !== null);
-            const wanted = {json.dumps(text)};
-            const one = wanted === null ? all[all.length - 1]
-                : all.reverse().find((each) => each.textContent.trim() === wanted);
-            if (!one) return null;
-            one.scrollIntoView({{block: "center"}});
-            const box = one.getBoundingClientRect();
-            return [box.x + box.width / 2, box.y + box.height / 2];
-        }})()"""
+        found = f"({CENTRE_OF})({json.dumps(selector)}, {json.dumps(text)})"
         centre = self.wait_for(found)
         return float(centre[0]), float(centre[1])
 
@@ -244,11 +250,7 @@ class Page:
 
     def choose(self, selector: str, value: str) -> None:
         """Pick an option of a <select>, as the page would see a person pick it."""
-        self.evaluate(
-            f"""(() => {{ const select = document.querySelector({json.dumps(selector)});
-            select.value = {json.dumps(value)};
-            select.dispatchEvent(new Event("change", {{bubbles: true}})); }})()"""
-        )
+        self.evaluate(f"({CHOOSE})({json.dumps(selector)}, {json.dumps(value)})")
 
     def attach(self, selector: str, *paths: Path) -> None:
         """Put files in a file input, as the file chooser would."""

@@ -9,15 +9,13 @@ wire, from the page itself. They need Chromium or Chrome (Debian:
 import json
 import os
 import re
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cdp import Browser, Page, find_browser
-from conftest import PROJECT, free_port
+from conftest import free_port
+from started_playground import playground_process
 
 from playground.server import ALICE
 
@@ -32,33 +30,6 @@ if BROWSER is None:
 
 # Where the screenshot goes: the template's docs set it; a project's own run keeps it aside.
 SCREENSHOT = os.environ.get("PLAYGROUND_SCREENSHOT")
-
-
-def playground_process(agent_port: int) -> tuple[subprocess.Popen[str], str]:
-    """`make playground`'s command, with no browser of its own; its URL once it serves."""
-    env = {
-        **os.environ,
-        "AWS_EC2_METADATA_DISABLED": "true",
-        "PORT": str(agent_port),
-        "MCP_SERVERS": "off",
-        "RUN_STORE": "session-storage",
-        "SESSION_STORAGE_DIR": tempfile.mkdtemp(prefix="sessions-"),
-        "RUN_KEY_FILE": os.path.join(tempfile.mkdtemp(prefix="seal-"), "run.key"),
-    }
-    env.pop("APPROVERS", None)
-    env.pop("MODEL_PROVIDER", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "playground", "--no-browser", "--port", "0"],
-        cwd=PROJECT,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("Playground: "):
-            return process, line.removeprefix("Playground: ").strip()
-    raise AssertionError(f"the playground exited ({process.wait()}) without serving")
 
 
 @pytest.fixture(scope="module")
@@ -198,6 +169,20 @@ def test_a_reason_welt_would_not_match_shows_the_default_buttons_and_why(page):
     assert labels == ["Approve", "Reject"]
     assert fields == 0
     assert 'a key Welt does not know: "placeholder"' in why
+
+
+def test_a_resume_that_cannot_continue_shows_welts_notice_under_the_questions(page):
+    say(page, "gate")
+    page.wait_for("document.querySelector('.question .buttons')")
+    say(page, "file")  # a newer message replaces the open question
+    shown(page, "Shared rehearsal-table.csv")
+    page.click(".question .buttons button", "Approve")
+
+    notice = page.wait_for("document.querySelector('.stop .resume-failed')?.textContent")
+    why = page.evaluate("document.querySelector('.resume-failed + .playground-note').textContent")
+
+    assert notice.startswith(":warning: Could not resume the agent.")
+    assert "a newer message in this thread replaced this question" in why
 
 
 def test_a_failed_reply_shows_welts_failure_notice_and_the_error(page):

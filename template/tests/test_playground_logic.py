@@ -20,17 +20,17 @@ NODE = shutil.which("node")
 MODULE = PROJECT / "playground" / "page" / "welt.js"
 
 # One Node.js process for the module: each line in is a call, each line out its result.
-HARNESS = f"""
-import * as welt from {json.dumps(MODULE.as_uri())};
-import {{ createInterface }} from "node:readline";
-for await (const line of createInterface({{ input: process.stdin }})) {{
+HARNESS = """
+import * as welt from MODULE;
+import { createInterface } from "node:readline";
+for await (const line of createInterface({ input: process.stdin })) {
   const [name, args] = JSON.parse(line);
   let out;
-  try {{ out = {{ value: welt[name](...args) }}; }}
-  catch (error) {{ out = {{ error: String(error) }}; }}
+  try { out = { value: welt[name](...args) }; }
+  catch (error) { out = { error: String(error) }; }
   process.stdout.write(JSON.stringify(out) + "\\n");
-}}
-"""
+}
+""".replace("MODULE", json.dumps(MODULE.as_uri()))
 
 
 @pytest.fixture(scope="module")

@@ -157,6 +157,7 @@ function draw(drawn, event) {
   if (what.kind === "text") {
     closeRunning(drawn);
     drawn.markdown += what.text;
+    if (what.text.includes("Rehearsal mode: no model is in use")) showScenes();
     const block = drawn.body.lastElementChild?.classList.contains("text") ? drawn.body.lastElementChild : drawn.body.appendChild(element("div", { class: "text" }));
     block.dataset.markdown = (block.dataset.markdown || "") + what.text;
     block.innerHTML = welt.markdown(block.dataset.markdown);
@@ -310,6 +311,20 @@ function submit(text) {
   send(text, files);
 }
 
+// Rehearsal's scenes, one click each: shown when the playground started the rehearsal, or
+// once a reply says rehearsal is what answers.
+function showScenes() {
+  const scenes = $("#scenes");
+  if (!scenes.hidden) return;
+  scenes.hidden = false;
+  scenes.append(element("span", { class: "hint", text: "Try: " }));
+  for (const scene of SCENES) {
+    const chip = element("button", { type: "button", text: scene });
+    chip.addEventListener("click", () => submit(scene));
+    scenes.append(chip);
+  }
+}
+
 async function start() {
   state.config = await (await fetch("/config")).json();
   const config = state.config;
@@ -320,16 +335,7 @@ async function start() {
   status.textContent = `${answered ? "agent answering" : `no agent answers at ${config.agent}`}${config.rehearsal ? " · rehearsal: no model" : ""}${config.keepsHistory ? " · keeps its own history" : ""}`;
   status.title = config.agent;
   status.classList.toggle("down", !answered);
-  if (config.rehearsal) {
-    const scenes = $("#scenes");
-    scenes.hidden = false;
-    scenes.append(element("span", { class: "hint", text: "Try: " }));
-    for (const scene of SCENES) {
-      const chip = element("button", { type: "button", text: scene });
-      chip.addEventListener("click", () => submit(scene));
-      scenes.append(chip);
-    }
-  }
+  if (config.rehearsal) showScenes();
   $("#new-thread").addEventListener("click", () => newThread());
   $("#wire-toggle").addEventListener("click", (event) => {
     const wire = $("#wire");
