@@ -148,7 +148,7 @@ def registry_of_yours(settings: Settings) -> ServingRegistry:
         raise error from missing
     registry = Registry.of(TOOLS)
     if settings.model_provider == "rehearsal":  # every kind of question, with no model
-        from .tools.rehearsal import ROWS
+        from .model.rehearsal_tools import ROWS
 
         registry = registry.with_rows(*ROWS)
     if not USE_MCP:

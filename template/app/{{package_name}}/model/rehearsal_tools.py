@@ -4,10 +4,11 @@ A project without the sample tools has no ASK row, no restricted question
 and no question with buttons of its own, so a person trying the agent in
 rehearsal would never see the gate, which is the heart of the template.
 These rows join the registry only when MODEL_PROVIDER=rehearsal
-(factory.py), never beside a real model; model/rehearsal_scenes.py calls
-them when a message names a scene. They do nothing outside this process:
-each says what it would have done, and how often it ran for its call, so
-an approval can be seen to run a tool exactly once.
+(factory.py), never beside a real model; rehearsal_scenes.py calls them
+when a message names a scene. They live beside the model they serve, not
+in tools/, which holds the adapters every agent has. They do nothing
+outside this process: each says what it would have done, and how often it
+ran for its call, so an approval can be seen to run a tool exactly once.
 """
 
 import struct
