@@ -104,6 +104,9 @@ NOT_RUN = {
         "make serve",
         "MODEL_PROVIDER=rehearsal RUN_STORE=session-storage uv run python app/main.py",
     ): "it starts a server",
+    ("make playground", "make playground *"): (
+        "it serves until stopped; tests/test_playground_browser.py starts it and drives its page"
+    ),
     ("curl *",): "it needs the server that `make serve` starts",
     ("make synth *",): (
         "the template's own tests run it (the CDK's Node.js is too slow for these); CI runs it"

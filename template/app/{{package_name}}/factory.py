@@ -147,6 +147,10 @@ def registry_of_yours(settings: Settings) -> ServingRegistry:
             raise ConfigurationError(str(error)) from missing
         raise error from missing
     registry = Registry.of(TOOLS)
+    if settings.model_provider == "rehearsal":  # every kind of question, with no model
+        from .model.rehearsal_tools import ROWS
+
+        registry = registry.with_rows(*ROWS)
     if not USE_MCP:
         return ServingRegistry(registry)
     from .yours.mcp_servers import MCP_DECISIONS, MCP_SERVERS

@@ -15,6 +15,7 @@ from strands.types.content import Messages
 from strands.types.tools import ToolSpec
 
 from ..platform.restore import instance_id
+from .rehearsal_scenes import HINT, scene_turn
 from .scripted import Event, ScriptedModel, call, reply, use
 
 NOTICE = "**Rehearsal mode: no model is in use; every reply is scripted.**"
@@ -24,13 +25,19 @@ _ASKED_BY = re.compile(r"\(asked by process ([0-9a-f]+)\)")
 
 
 class RehearsalModel(ScriptedModel):
-    """Answers each user message with the same short script, using the tools it is offered."""
+    """Answers each user message with the same short script, using the tools it is offered.
+
+    A message that names a scene (rehearsal_scenes.py) plays that scene instead.
+    """
 
     records_requests = False
 
     def next_turn(
         self, messages: Messages, tool_specs: list[ToolSpec] | None = None
     ) -> list[Event]:
+        scene = scene_turn(messages, tool_specs or [])  # a message that names a scene
+        if scene is not None:
+            return scene
         offered = {spec["name"] for spec in tool_specs or []}
         steps = [_question()]
         if "publish_report" in offered:
@@ -39,7 +46,7 @@ class RehearsalModel(ScriptedModel):
             steps.append(_document())
         done = _tool_results_since_the_last_user_text(messages)
         if done == 0:
-            return use(steps[0], before=NOTICE + "\n\nFirst, a question for you.")
+            return use(steps[0], before=NOTICE + HINT + "\n\nFirst, a question for you.")
         if done < len(steps):
             return use(steps[done])
         return reply(FINISHED + _restart_note(messages))

@@ -15,6 +15,14 @@ from .payload import WeltAnswer
 # JSON; past either, it shows its default buttons instead.
 MAX_BUTTONS = 25
 MAX_BUTTON_VALUE = 1800
+# The keys Welt reads; one more anywhere and it renders its default buttons.
+_REASON_KEYS = frozenset({"message", "options", "approve", "reject", "input"})
+_OPTION_KEYS = frozenset({"value", "label", "style"})
+_DECISION_KEYS = frozenset({"label", "style"})
+_INPUT_KEYS = frozenset({"label", "multiline"})
+_STYLES = frozenset({"primary", "danger"})
+# What Welt's approve and reject buttons answer.
+_DECISIONS = {"approve": True, "reject": False}
 
 
 def answers_problem(questions: dict[str, Any], answers: dict[str, WeltAnswer]) -> str | None:
@@ -67,27 +75,66 @@ def _widgets(reason: Any) -> tuple[list[object], bool]:
     """The values the question's buttons answer, and whether it has a text field.
 
     Read as Welt renders the reason: a structured reason shows what it
-    declares; anything else (a string, a reason with an unknown key, more
-    buttons or longer values than Welt renders), or a structured reason that
-    declares nothing, gets Welt's default Approve and Reject buttons, which
-    answer True and False.
+    declares; anything else (a string, a reason with one unknown key or
+    malformed field at any depth, more buttons or longer values than Welt
+    renders), or a structured reason that declares nothing, gets Welt's
+    default Approve and Reject buttons, which answer True and False.
     """
-    options = reason.get("options", []) if isinstance(reason, dict) else []
-    structured = (
-        isinstance(reason, dict)
-        and isinstance(reason.get("message"), str)
-        and set(reason) <= {"message", "options", "approve", "reject", "input"}
-        and isinstance(options, list)
-        and all(isinstance(option, dict) and "value" in option for option in options)
-        and len(options) <= MAX_BUTTONS
-        and all(len(_as_json(option["value"])) <= MAX_BUTTON_VALUE for option in options)
-    )
-    if not structured:
+    declared = _declared_widgets(reason)
+    if declared is None or declared == ([], False):
         return [True, False], False
-    buttons = [option["value"] for option in options]
-    buttons += [True] * ("approve" in reason) + [False] * ("reject" in reason)
-    takes_text = "input" in reason
-    return (buttons, takes_text) if buttons or takes_text else ([True, False], False)
+    return declared
+
+
+def _declared_widgets(reason: Any) -> tuple[list[object], bool] | None:
+    """The widgets of a reason Welt matches, all or nothing; None when it falls back."""
+    if not isinstance(reason, dict) or not set(reason) <= _REASON_KEYS:
+        return None
+    message = reason.get("message")
+    if not isinstance(message, str) or not message:
+        return None
+    if "input" in reason and not _well_formed(reason["input"], _INPUT_KEYS, multiline=True):
+        return None
+    decisions = [value for key, value in _DECISIONS.items() if key in reason]
+    if not all(_well_formed(reason[key], _DECISION_KEYS) for key in _DECISIONS if key in reason):
+        return None
+    options = reason.get("options", [])
+    if "options" in reason and not (isinstance(options, list) and options):
+        return None
+    if not all(_option_renders(option) for option in options):
+        return None
+    values = [option["value"] for option in options]
+    if len(decisions) + len(values) > MAX_BUTTONS:
+        return None
+    if any(isinstance(value, bool) and value in decisions for value in values):
+        return None  # two buttons would answer the same
+    return decisions + values, "input" in reason
+
+
+def _well_formed(spec: Any, keys: frozenset[str], multiline: bool = False) -> bool:
+    """An `input`, `approve` or `reject` spec as Welt takes it: known keys, good values."""
+    if not isinstance(spec, dict) or not set(spec) <= keys:
+        return False
+    label = spec.get("label", "-")
+    style = spec.get("style", "primary")
+    return (
+        isinstance(label, str)
+        and bool(label)
+        and style in _STYLES
+        and (not multiline or isinstance(spec.get("multiline", False), bool))
+    )
+
+
+def _option_renders(option: Any) -> bool:
+    """A button Welt renders: a value short enough, a label (its own or the value's), a style."""
+    if not isinstance(option, dict) or not set(option) <= _OPTION_KEYS or "value" not in option:
+        return False
+    value = option["value"]
+    shown = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if len(shown) > MAX_BUTTON_VALUE:
+        return False
+    label = option.get("label", value if isinstance(value, str) else shown)
+    return isinstance(label, str) and bool(label) and option.get("style", "primary") in _STYLES
 
 
 def _as_json(value: Any) -> str:

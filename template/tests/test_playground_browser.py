@@ -1,0 +1,273 @@
+"""The playground in a real headless browser, against a rehearsal agent `make playground` started.
+
+Each test drives the page as a person would, with the browser's own
+clicks and keys, and reads what the page shows, and what went over the
+wire, from the page itself. They need Chromium or Chrome (Debian:
+`apt-get install chromium`) and skip, saying so, where there is none.
+"""
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cdp import Browser, Page, find_browser
+from conftest import free_port
+from started_playground import playground_process
+
+from playground.server import ALICE, keeps_history
+
+pytestmark = pytest.mark.slow  # a browser and an agent, each a process
+
+BROWSER = find_browser()
+if BROWSER is None:
+    pytest.skip(
+        "no Chromium or Chrome here (Debian: apt-get install chromium; or set PLAYGROUND_BROWSER)",
+        allow_module_level=True,
+    )
+
+# Where the screenshot goes: the template's docs set it; a project's own run keeps it aside.
+SCREENSHOT = os.environ.get("PLAYGROUND_SCREENSHOT")
+
+
+@pytest.fixture(scope="module")
+def playground() -> Iterator[str]:
+    process, url = playground_process(free_port())
+    yield url
+    process.terminate()
+    process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert BROWSER is not None
+    started = Browser(BROWSER)
+    yield started
+    started.close()
+
+
+@pytest.fixture
+def page(browser: Browser, playground: str) -> Iterator[Page]:
+    opened = browser.page()
+    opened.goto(playground)
+    opened.wait_for("document.body.dataset.ready === 'true'")
+    yield opened
+    opened.close()
+
+
+def say(page: Page, text: str) -> None:
+    page.type("#message", text)
+    page.press("Enter")
+
+
+def as_person(page: Page, name: str) -> None:
+    options = "[...document.querySelectorAll('#person option')]"
+    index = page.evaluate(f"{options}.findIndex((o) => o.text.startsWith({json.dumps(name)}))")
+    page.choose("#person", str(index))
+
+
+def shown(page: Page, text: str) -> str:
+    """Wait until the thread shows the text; returns the thread's whole text."""
+    return page.wait_for(
+        f"document.querySelector('.thread-view:not([hidden])').innerText.includes({json.dumps(text)})"
+        " && document.querySelector('.thread-view:not([hidden])').innerText"
+    )
+
+
+def requests(page: Page) -> list[dict]:
+    """What the page sent: each request's headers and payload, from its wire view."""
+    return page.evaluate(
+        """[...document.querySelectorAll('#wire-log > li')].map((li) => ({
+            headers: li.querySelector('.headers').textContent,
+            payload: JSON.parse(li.querySelector('.payload').textContent),
+            events: li.querySelectorAll('.event').length}))"""
+    )
+
+
+def test_a_message_streams_in_and_renders_its_markdown(page):
+    say(page, "hi")
+
+    bold = page.wait_for("document.querySelector('.agent-message .text strong')?.textContent")
+    shown(page, "First, a question for you.")
+
+    assert bold.startswith("Rehearsal mode")
+    (sent,) = requests(page)
+    assert sent["payload"]["messages"][0]["content"] == [{"text": "<@UALICE>: hi"}]
+    assert sent["events"] >= 3  # the text, the tool's indicator, the question
+
+
+def test_the_gates_question_approved_by_button_runs_the_tool_once(page):
+    say(page, "gate")
+    page.click(".question .buttons button", "Approve")
+
+    text = shown(page, "This call ran once.")
+
+    assert "“Approve” — answered by Alice" in text
+    assert page.evaluate("document.querySelector('.tool').dataset.status") == "success"
+    resumes = [each for each in requests(page) if "interrupt_responses" in each["payload"]]
+    assert len(resumes) == 1
+
+
+def test_a_question_is_answered_by_typed_text(page):
+    say(page, "choice")
+    page.type(".question .field input", "medium")
+    page.press("Enter")
+
+    text = shown(page, "The human chose 'medium'.")
+
+    assert "“medium” — answered by Alice" in text
+    (resume,) = [each for each in requests(page) if "interrupt_responses" in each["payload"]]
+    (answer,) = resume["payload"]["interrupt_responses"].values()
+    assert answer == {"value": "medium", "source": "input"}
+
+
+def test_a_restricted_question_pressed_by_the_wrong_person_is_asked_again(page):
+    say(page, "restricted")
+    as_person(page, "Bob")
+    page.click(".question .buttons button", "Approve")
+    shown(page, "@UBOB's answer was not taken")
+    as_person(page, "Alice")
+    page.click(".question .buttons button", "Approve")
+
+    text = shown(page, "Deployed to staging (pretend). This call ran once.")
+
+    assert "“Approve” — answered by Bob" in text
+    assert "“Approve” — answered by Alice" in text
+
+
+def test_two_questions_in_one_stop_resume_once_as_whoever_answered_last(page):
+    say(page, "two questions")
+    page.wait_for("document.querySelectorAll('.question').length === 2")
+    as_person(page, "Bob")
+    page.click(".question .buttons button", "Approve")
+    before = len(requests(page))
+    as_person(page, "Alice")
+    page.click(".question .buttons button", "Small")
+
+    shown(page, "The human chose 'small'.")
+
+    sent = requests(page)
+    assert before == 1  # Bob's answer alone resumed nothing
+    (resume,) = [each for each in sent if "interrupt_responses" in each["payload"]]
+    assert len(resume["payload"]["interrupt_responses"]) == 2
+    assert f"User-Id: {ALICE}" in resume["headers"]
+
+
+def test_a_reason_welt_would_not_match_shows_the_default_buttons_and_why(page):
+    say(page, "unmatched")
+    why = page.wait_for("document.querySelector('.question .playground-note')?.textContent")
+    labels = page.evaluate(
+        "[...document.querySelectorAll('.question .buttons button')].map((b) => b.textContent)"
+    )
+    fields = page.evaluate("document.querySelectorAll('.question .field').length")
+    page.click(".question .buttons button", "Approve")
+
+    shown(page, "The answer was True")
+
+    assert labels == ["Approve", "Reject"]
+    assert fields == 0
+    assert 'a key Welt does not know: "placeholder"' in why
+
+
+def test_a_resume_that_cannot_continue_shows_welts_notice_under_the_questions(page):
+    say(page, "gate")
+    page.wait_for("document.querySelector('.question .buttons')")
+    say(page, "file")  # a newer message replaces the open question
+    shown(page, "Shared rehearsal-table.csv")
+    page.click(".question .buttons button", "Approve")
+
+    notice = page.wait_for("document.querySelector('.stop .resume-failed')?.textContent")
+    why = page.evaluate("document.querySelector('.resume-failed + .playground-note').textContent")
+
+    assert notice.startswith(":warning: Could not resume the agent.")
+    assert "the agent's error event said: Nothing to resume" in why
+
+
+def test_a_failed_reply_shows_welts_failure_notice_and_the_error(page):
+    say(page, "fail")
+
+    text = shown(page, "Failed to reply. Please check the app logs.")
+
+    assert "failed on purpose" in text
+
+
+def test_a_file_downloads_with_its_bytes_and_an_image_shows_inline(page, tmp_path):
+    progress = page.downloads_into(tmp_path)
+    say(page, "file")
+    page.click(".file a", "rehearsal-table.csv")
+
+    done = progress.get(timeout=30)
+    while done["params"]["state"] != "completed":
+        done = progress.get(timeout=30)
+    width = page.wait_for("document.querySelector('.file img')?.naturalWidth")
+
+    (saved,) = tmp_path.iterdir()
+    assert saved.read_bytes() == b"item,count\napples,3\npears,5\n"
+    assert width == 48
+
+
+def test_an_attached_file_is_sent_as_welt_encodes_it(page, tmp_path):
+    notes = tmp_path / "notes.csv"
+    notes.write_bytes(b"a,b\n1,2\n")
+    page.attach("#files", notes)
+    page.wait_for("document.querySelector('#attached').textContent.includes('notes.csv')")
+    say(page, "read this")
+    shown(page, "First, a question for you.")
+
+    (sent,) = requests(page)
+
+    (document, text) = sent["payload"]["messages"][0]["content"]
+    assert document["document"]["name"] == "notes-csv"
+    assert document["document"]["format"] == "csv"
+    assert document["document"]["source"]["bytes"].startswith("YSxiCjEsMgo")
+    assert text == {"text": "<@UALICE>: read this"}
+
+
+def test_each_turn_resends_the_thread_with_each_speakers_mention(page):
+    say(page, "file")
+    shown(page, "Shared rehearsal-table.csv")
+    as_person(page, "Bob")
+    say(page, "file")
+    page.wait_for("document.querySelectorAll('#wire-log > li').length === 2")
+
+    second = requests(page)[1]["payload"]["messages"]
+
+    if keeps_history():  # only what follows Welt's last reply
+        assert second == [{"role": "user", "content": [{"text": "<@UBOB>: file"}]}]
+    else:  # the whole thread
+        assert [message["role"] for message in second] == ["user", "assistant", "user"]
+        assert second[0]["content"] == [{"text": "<@UALICE>: file"}]
+        assert second[2]["content"] == [{"text": "<@UBOB>: file"}]
+
+
+def test_a_new_thread_is_a_new_session_in_welts_format(page):
+    say(page, "file")
+    shown(page, "Shared rehearsal-table.csv")
+    page.click("#new-thread")
+    say(page, "file")
+    shown(page, "Shared rehearsal-table.csv")
+    first = page.evaluate("document.querySelector('.thread-view').dataset.session")
+
+    second = page.evaluate("document.querySelector('.thread-view:not([hidden])').dataset.session")
+
+    assert first != second
+    assert all(
+        re.fullmatch(r"slack_T0PLAYGND_C0PLAYGND_\d{10}-\d{6}_*", each) for each in (first, second)
+    )
+    assert len(first) >= 33
+
+
+def test_the_screenshot_is_written(page, tmp_path):
+    say(page, "gate")
+    page.click(".question .buttons button", "Approve")
+    shown(page, "This call ran once.")
+    say(page, "choice")
+    page.wait_for("document.querySelector('.question .field input')")
+    path = Path(SCREENSHOT) if SCREENSHOT else tmp_path / "playground.png"
+
+    page.screenshot(path)
+
+    assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert path.stat().st_size > 20_000
