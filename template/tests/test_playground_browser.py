@@ -118,7 +118,8 @@ def test_a_question_is_answered_by_typed_text(page):
     text = shown(page, "The human chose 'medium'.")
 
     assert "“medium” — answered by Alice" in text
-    (resume,) = [each for each in requests(page) if "interrupt_responses" in each["payload"]]
+    resumes = [each for each in requests(page) if "interrupt_responses" in each["payload"]]
+    (resume,) = resumes
     (answer,) = resume["payload"]["interrupt_responses"].values()
     assert answer == {"value": "medium", "source": "input"}
 
@@ -150,7 +151,8 @@ def test_two_questions_in_one_stop_resume_once_as_whoever_answered_last(page):
 
     sent = requests(page)
     assert before == 1  # Bob's answer alone resumed nothing
-    (resume,) = [each for each in sent if "interrupt_responses" in each["payload"]]
+    resumes = [each for each in sent if "interrupt_responses" in each["payload"]]
+    (resume,) = resumes
     assert len(resume["payload"]["interrupt_responses"]) == 2
     assert f"User-Id: {ALICE}" in resume["headers"]
 
