@@ -46,8 +46,10 @@ RELEASES = {
     "0.9.0": "b81081c7df7454e90463d209a067fc8565a48013",
     # (one identity per resume; sealed runs)
     "0.10.0": "8624bdaf7aaf71804b26b19594bc818d8f6d7401",
+    # (docs held to the code; a README copy to compare with)
+    "0.11.0": "9514571379e16d46c6012ddbd573812d67bb14f9",
 }
-CURRENT = "0.11.0"
+CURRENT = "0.12.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
