@@ -11,7 +11,7 @@ printed (the agent answered /ping), the page ready, the message sent.
 Debian's chromium (or PLAYGROUND_BROWSER) drives the page, through the
 project's own tests/cdp.py.
 
-    uv run python bench/playground.py [runs]   # default 3
+    uv run python bench/playground.py [runs] [--smoke]   # default 3; 1 with --smoke
 """
 
 import os
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _project import UV, free_port, median, project_python, python_for, rendered_project, uv_env
+from _project import UV, arguments, free_port, median, project_python, python_for, rendered_project, uv_env
 
 
 def one_run(project: Path, browser) -> dict[str, float]:
@@ -77,7 +77,7 @@ def one_run(project: Path, browser) -> dict[str, float]:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    runs = arguments(__doc__, {"runs": (3, 1)}).runs
     project = rendered_project()
     sys.path.insert(0, str(project / "tests"))
     from cdp import Browser, find_browser  # the project's own client, standard library only

@@ -188,6 +188,8 @@ def test_image_generation_off_removes_its_wiring(project):
     root = project(include_image_generation=False)
 
     for path in root.rglob("*.py"):
+        if path.name == "test_docs.py":  # lists what the docs name with other answers
+            continue
         assert "generate_image" not in path.read_text(), path
 
 

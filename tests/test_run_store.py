@@ -194,8 +194,13 @@ class Agent:
 
 
 def posted(url: str, session: str, payload: dict) -> list[dict]:
-    """POST a Welt payload to an agent's /invocations; the SSE events of the reply."""
-    with httpx.stream(
+    """POST a Welt payload to an agent's /invocations; the SSE events of the reply.
+
+    A refused connection is tried again: the agent logs "Serving on" just before
+    its server binds the port.
+    """
+    transport = httpx.HTTPTransport(retries=5)
+    with httpx.Client(transport=transport, timeout=60) as client, client.stream(
         "POST",
         f"{url}/invocations",
         json=payload,
@@ -203,7 +208,6 @@ def posted(url: str, session: str, payload: dict) -> list[dict]:
             "Accept": "text/event-stream",
             "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session,
         },
-        timeout=60,
     ) as response:
         assert response.status_code == 200, response.read()
         return [

@@ -48,8 +48,10 @@ RELEASES = {
     "0.10.0": "8624bdaf7aaf71804b26b19594bc818d8f6d7401",
     # (docs held to the code; a README copy to compare with)
     "0.11.0": "9514571379e16d46c6012ddbd573812d67bb14f9",
+    # (the playground)
+    "0.12.0": "d83eeac0cd351c56076309d1f14dd042a3d966ae",
 }
-CURRENT = "0.12.0"
+CURRENT = "0.12.1"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
