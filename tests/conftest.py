@@ -22,6 +22,16 @@ TEMPLATE = Path(__file__).resolve().parent.parent
 # project's .python-version and fail there.
 UV = find_uv_bin()
 
+# The answers that add the most code: history, a provider extra, MCP servers,
+# memory and a CodeZip deploy (tests/test_compatibility.py, tests/test_docs.py).
+RICHEST = {
+    "agent_manages_history": True,
+    "model_provider": "anthropic",
+    "include_mcp": True,
+    "memory": "agentcore",
+    "deploy_build": "CodeZip",
+}
+
 TOGGLES = (
     "include_sample_tools",
     "include_image_generation",

@@ -12,7 +12,7 @@ import re
 import shutil
 
 import pytest
-from conftest import python_for, render, run_in
+from conftest import RICHEST, python_for, render, run_in
 
 pytestmark = pytest.mark.slow
 
@@ -31,14 +31,7 @@ STRANDS_FLOOR = "1.54.0"
 
 RENDERINGS = {
     "default": {},
-    # History, a provider extra, MCP servers, memory and a CodeZip deploy.
-    "richest": {
-        "agent_manages_history": True,
-        "model_provider": "anthropic",
-        "include_mcp": True,
-        "memory": "agentcore",
-        "deploy_build": "CodeZip",
-    },
+    "richest": RICHEST,
 }
 
 

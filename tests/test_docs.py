@@ -45,7 +45,7 @@ import subprocess
 
 import pytest
 import yaml
-from conftest import TEMPLATE, UV, render
+from conftest import RICHEST, TEMPLATE, UV, render
 
 _spec = importlib.util.spec_from_file_location(
     "generated_docs_rules", TEMPLATE / "template" / "tests" / "test_docs.py"
@@ -125,14 +125,7 @@ NOT_CODE = {
 # Renderings whose code the docs' names are looked up in: every answer that adds code.
 RENDERINGS = {
     "default": {},
-    # as tests/test_compatibility.py's richest: history, Anthropic, MCP, memory
-    "richest": {
-        "agent_manages_history": True,
-        "model_provider": "anthropic",
-        "include_mcp": True,
-        "memory": "agentcore",
-        "deploy_build": "CodeZip",
-    },
+    "richest": RICHEST,
     # as tests/test_deployment.py's: runs in S3, memory
     "s3": {"run_store": "s3", "state_bucket": "acme-agent-runs", "memory": "agentcore"},
     # as tests/test_deployment.py's: no sample tools, no images, MCP

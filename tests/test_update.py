@@ -373,6 +373,8 @@ def test_turning_image_generation_off_removes_its_files_and_wiring(releases, tmp
 
     assert not (project / "tests" / "test_image_generation.py").exists()
     for path in project.rglob("*.py"):
+        if path.name == "test_docs.py":  # lists what the docs name with other answers
+            continue
         assert "generate_image" not in path.read_text(), path
     assert_clean_merge(project)
     tools = served(project, "[row.name for row in main.app.state.registry.rows]")

@@ -211,7 +211,7 @@ class Page:
             raise BrowserError(details.get("exception", {}).get("description") or str(details))
         return result["result"].get("value")
 
-    def wait_for(self, condition: str, timeout: float = 30.0) -> Any:
+    def wait_for(self, condition: str, timeout: float = 60.0) -> Any:
         """The first truthy value of a JavaScript expression, checked at every animation frame.
 
         The waiting is the browser's: it resolves the moment the page shows
