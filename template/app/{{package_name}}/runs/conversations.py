@@ -39,6 +39,7 @@ from ..platform.caller import SlackUser
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
 from ..wire.payload import RefusedPayload, WeltAnswer, WeltMessage, WeltRequest, as_welt_request
+from .budgets import Accounting
 from .idle_agents import IdleAgents
 from .outcomes import CannotContinue, SessionIdError, unreadable_history
 from .record import Waiting, load
@@ -65,8 +66,10 @@ class Conversations:
         on_agentcore: bool = False,
         approvers: frozenset[str] = frozenset(),
         memory: UserMemory | None = None,
+        accounting: Accounting | None = None,
     ) -> None:
         self._new_model = new_model
+        self._accounting = accounting
         self._memory = memory
         self._on_agentcore = on_agentcore
         self._approvers = approvers
@@ -99,10 +102,17 @@ class Conversations:
         async with self._one_at_a_time(session_id):
             run: Waiting | None
             answers: dict[str, WeltAnswer] = {}
+            over_budget: str | None = None
             try:
                 if "interrupt_responses" in request:
                     answers = request["interrupt_responses"]
                     agent, run = await self._resumed(session_id, answers, caller)
+                elif self._accounting and (
+                    over_budget := await self._accounting.refusal(
+                        session_id, caller.id if caller else None
+                    )
+                ):
+                    pass  # refused before anything of the thread is touched
                 else:
                     agent, run = await self._fresh(session_id, caller), None
                     await self._recall(agent, caller, request["messages"])
@@ -115,6 +125,9 @@ class Conversations:
             except SignInNeeded as signed_out:  # the model is built on the first request
                 yield signed_out_event(session_id, signed_out)
                 return
+            if over_budget:
+                yield {"data": over_budget}
+                return
             answering = Answering(
                 caller,
                 self._on_agentcore,
@@ -123,8 +136,12 @@ class Conversations:
                 run.run if run else None,
                 answers=len(answers),
             )
-            async for event in self._stream(agent, request, session_id, run, answering):
-                yield event
+            try:
+                async for event in self._stream(agent, request, session_id, run, answering):
+                    yield event
+            finally:  # a run cut short was paid for too
+                if self._accounting:
+                    await self._accounting.count(agent, session_id, resumed=run is not None)
 
     def _one_at_a_time(self, session_id: str) -> asyncio.Lock:
         lock = self._turns.get(session_id)
