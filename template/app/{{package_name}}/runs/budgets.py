@@ -79,17 +79,13 @@ class Accounting:
             for limit in (
                 _limit("thread", "THREAD_BUDGET_TOKENS", settings.thread_budget_tokens, 0),
                 _limit("thread", "THREAD_BUDGET_USD", 0, settings.thread_budget_usd),
-                _limit(
-                    "person", "USER_DAILY_BUDGET_TOKENS", settings.user_daily_budget_tokens, 0
-                ),
+                _limit("person", "USER_DAILY_BUDGET_TOKENS", settings.user_daily_budget_tokens, 0),
                 _limit("person", "USER_DAILY_BUDGET_USD", 0, settings.user_daily_budget_usd),
             )
             if limit is not None
         ]
         self.per_thread = any(limit.scope == "thread" for limit in self.limits)
-        self.per_person = counters.shared and any(
-            limit.scope == "person" for limit in self.limits
-        )
+        self.per_person = counters.shared and any(limit.scope == "person" for limit in self.limits)
         # Additions a store outage kept from their total, made with the next one.
         self._owed: dict[str, list[tuple[Tally, str]]] = {}
 

@@ -136,12 +136,8 @@ class Conversations:
                 run.run if run else None,
                 answers=len(answers),
             )
-            try:
-                async for event in self._stream(agent, request, session_id, run, answering):
-                    yield event
-            finally:  # a run cut short was paid for too
-                if self._accounting:
-                    await self._accounting.count(agent, session_id, resumed=run is not None)
+            async for event in self._stream(agent, request, session_id, run, answering):
+                yield event
 
     def _one_at_a_time(self, session_id: str) -> asyncio.Lock:
         lock = self._turns.get(session_id)
@@ -239,12 +235,16 @@ class Conversations:
             files_from = self._registry.files_from
             state = {ANSWERING: answering}
             replies = reply_events(agent, request, files_from, self._caps, state)
-            async with aclosing(replies) as events:
-                async for event in events:
-                    if "interrupt" in event:
-                        questions[event["interrupt"]["id"]] = event["interrupt"]
-                        continue
-                    yield event
+            try:
+                async with aclosing(replies) as events:
+                    async for event in events:
+                        if "interrupt" in event:
+                            questions[event["interrupt"]["id"]] = event["interrupt"]
+                            continue
+                        yield event
+            finally:  # a run that failed or was cut short was paid for too
+                if self._accounting:
+                    await self._accounting.count(agent, session_id, resumed=bool(resumed))
         except Exception as failure:
             if resumed:
                 await self._quietly(self.store.failed(session_id, resumed))

@@ -107,9 +107,7 @@ class FolderCounters(Counters):
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = (
-            weakref.WeakValueDictionary()
-        )
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def read(self, key: str) -> Tally:
         try:
