@@ -12,6 +12,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+from . import usage_report
 from .aws import AwsError, check_credentials, print_logs, require_real_account, stack_outputs
 from .code_bundle import BundleError, require_pins
 from .runtime import require_a_deployable_provider
@@ -56,12 +57,14 @@ def synth(environment: Environment, outdir: Path | None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m deploy", description=__doc__)
     parser.add_argument(
-        "command", choices=["synth", "check", "deploy", "ci-role", "bootstrap", "outputs", "logs"]
+        "command", choices=["synth", "check", "deploy", "ci-role", "bootstrap", "outputs", "logs", "usage"]
     )
     parser.add_argument("env", metavar="ENV", help=f"one of {', '.join(ENVIRONMENTS)}")
     parser.add_argument("--outdir", type=Path, help="synth: where to write (cdk.out/ENV)")
     parser.add_argument("--ci", action="store_true", help="deploy: ask nothing (CI)")
     parser.add_argument("--minutes", type=int, default=60, help="logs: how far back")
+    parser.add_argument("--period", default="7d", help="usage: how far back (7d, 24h)")
+    parser.add_argument("--log-group", help="usage: the runtime's log group (the stack's LogGroup)")
     options = parser.parse_args(argv)
     try:
         environment = load_environment(options.env)
@@ -90,6 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         elif options.command == "logs":
             require_real_account(environment)
             print_logs(environment, timedelta(minutes=options.minutes))
+        elif options.command == "usage":
+            since = usage_report.period(options.period)
+            if options.log_group is None:
+                require_real_account(environment)
+            group = options.log_group or stack_outputs(environment)["LogGroup"]
+            rows = usage_report.query_usage(group, environment.region, since)
+            print(usage_report.report(rows, group))
     except (SettingError, BundleError, AwsError, ToolMissing) as failed:
         print(f"deploy: {failed}", file=sys.stderr)
         return 2
