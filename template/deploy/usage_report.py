@@ -90,7 +90,8 @@ def report(rows: Iterable[Row], group: str) -> str:
             ordered = sorted(totals.items())
         for key, (cost, tokens, requests) in ordered:
             lines.append(
-                f"  {key:<45} {f'${cost:.4f}':>11} {int(tokens):>12,} tokens {int(requests):>6,} requests"
+                f"  {key:<45} {f'${cost:.4f}':>11} {int(tokens):>12,} tokens "
+                f"{int(requests):>6,} requests"
             )
         if not totals:
             lines.append("  (no usage lines in this period)")
