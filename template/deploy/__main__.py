@@ -57,7 +57,8 @@ def synth(environment: Environment, outdir: Path | None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m deploy", description=__doc__)
     parser.add_argument(
-        "command", choices=["synth", "check", "deploy", "ci-role", "bootstrap", "outputs", "logs", "usage"]
+        "command",
+        choices=["synth", "check", "deploy", "ci-role", "bootstrap", "outputs", "logs", "usage"],
     )
     parser.add_argument("env", metavar="ENV", help=f"one of {', '.join(ENVIRONMENTS)}")
     parser.add_argument("--outdir", type=Path, help="synth: where to write (cdk.out/ENV)")
