@@ -51,6 +51,10 @@ API_KEY_ACTIONS = ("bedrock-agentcore:GetResourceApiKey",)
 # on that one secret; no test can record it (it happens inside AWS).
 API_KEY_VAULT_ACTIONS = ("secretsmanager:GetSecretValue",)
 
+# What a deploy calls to pin the model key's current version (deploy/aws.py):
+# DescribeSecret on that secret, its metadata only. The CI role may do it.
+MODEL_KEY_VERSION_ACTIONS = ("secretsmanager:DescribeSecret",)
+
 # What strands-tools' image tool calls: InvokeModel on one of the three
 # Stability models its tool spec offers the model, in the Region it calls
 # unless the model names another, us-west-2 (where these models are served).
