@@ -35,7 +35,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from bedrock_agentcore.runtime.models import ACCESS_TOKEN_HEADER, IDENTITY_WAT_HEADER
+from bedrock_agentcore.runtime.models import ACCESS_TOKEN_HEADER
 
 from ..platform.aws_errors import aws_reason, from_aws_client
 from ..platform.logs import hide_in_logs
@@ -43,8 +43,10 @@ from ..platform.logs import hide_in_logs
 if TYPE_CHECKING:
     from boto3 import Session
 
-# The headers bedrock-agentcore reads the workload access token from, in its order.
-WORKLOAD_TOKEN_HEADERS = (IDENTITY_WAT_HEADER, ACCESS_TOKEN_HEADER)
+# The headers bedrock-agentcore reads the workload access token from, in its
+# order: its IDENTITY_WAT_HEADER (newer releases only, so named here) and
+# ACCESS_TOKEN_HEADER, the one AgentCore Runtime sends.
+WORKLOAD_TOKEN_HEADERS = ("X-Amz-Bedrock-AgentCore-Identity-WAT", ACCESS_TOKEN_HEADER)
 
 # What each of Identity's refusals means for whoever runs the agent.
 _WHAT_TO_FIX = {
