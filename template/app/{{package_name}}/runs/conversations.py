@@ -111,8 +111,7 @@ class Conversations:
             try:
                 await self._api_key.fetch(workload_token)
             except ApiKeyUnavailable as unavailable:
-                logger.warning("session %s: %s", session_id, unavailable)
-                yield error_event(str(unavailable))
+                yield one_line_event(session_id, unavailable)
                 return
 
         async with self._one_at_a_time(session_id):
@@ -132,11 +131,10 @@ class Conversations:
                 yield error_event(f"Refused the request: {refused}.")
                 return
             except SignInNeeded as signed_out:  # the model is built on the first request
-                yield signed_out_event(session_id, signed_out)
+                yield one_line_event(session_id, signed_out)
                 return
             except ApiKeyUnavailable as unavailable:
-                logger.warning("session %s: %s", session_id, unavailable)
-                yield error_event(str(unavailable))
+                yield one_line_event(session_id, unavailable)
                 return
             answering = Answering(
                 caller,
@@ -255,7 +253,7 @@ class Conversations:
             if resumed:
                 await self._quietly(self.store.failed(session_id, resumed))
             if isinstance(failure, SignInNeeded):
-                yield signed_out_event(session_id, failure)
+                yield one_line_event(session_id, failure)
                 return
             if self._api_key is not None and refused_key(failure):
                 yield self._refused_key_event(session_id, failure)
@@ -302,14 +300,13 @@ class Conversations:
         """
         assert self._api_key is not None
         self._api_key.forget()
-        said = (
+        refused = ApiKeyUnavailable(
             f"The model provider refused the API key from AgentCore Identity (provider "
             f"{self._api_key.provider_name}; {type(failure).__name__}). If it was rotated, "
             "send the message again: the new key is fetched. Otherwise store the right key "
             "with `make api-key ENV=<env>`."
         )
-        logger.warning("session %s: %s", session_id, said)
-        return error_event(said)
+        return one_line_event(session_id, refused)
 
     def _hold(self, session_id: str, agent: Agent, run: str) -> None:
         """Keep the agent for a resume in this process; the store's run id says it is the same."""
@@ -356,10 +353,14 @@ class Conversations:
             logger.warning("could not record the failed run's outcome", exc_info=True)
 
 
-def signed_out_event(session_id: str, signed_out: SignInNeeded) -> dict[str, str]:
-    """One line in the log and one in the thread: what to do is sign in, which a traceback hides."""
-    logger.warning("session %s: %s", session_id, signed_out)
-    return error_event(str(signed_out))
+def one_line_event(session_id: str, failure: SignInNeeded | ApiKeyUnavailable) -> dict[str, str]:
+    """One line in the log and one in the thread, for a failure whose message says what to do.
+
+    Signing in, or mending the model's key, is for whoever runs the agent,
+    and a traceback would only hide it.
+    """
+    logger.warning("session %s: %s", session_id, failure)
+    return error_event(str(failure))
 
 
 def calls_of(agent: Agent) -> list[str]:
