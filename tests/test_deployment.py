@@ -1063,7 +1063,7 @@ def test_make_rollback_from_a_checkout_that_changes_more_is_refused_naming_what(
 
     assert refused.returncode == 2, refused.stderr[-3000:]
     (line,) = refused.stderr.strip().splitlines()[-1:]
-    assert line.startswith("deploy: this checkout would change Runtime as well as the endpoint")
+    assert line.startswith("deploy: this checkout would change 'Runtime' as well as the endpoint")
     assert "Check out the commit the stack was deployed from" in line
 
 

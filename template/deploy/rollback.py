@@ -72,7 +72,7 @@ def require_only_the_endpoint_moves(deployed: dict, synthesized: dict) -> None:
     )
     if changed:
         raise RollbackRefused(
-            f"this checkout would change {', '.join(changed)} as well as the endpoint: a rollback "
+            f"this checkout would change {', '.join(map(repr, changed))} as well as the endpoint: a rollback "
             "changes the endpoint alone. Check out the commit the stack was deployed from "
             "(git log, or your deploy's tag), then run make rollback again"
         )
