@@ -71,8 +71,9 @@ def require_only_the_endpoint_moves(deployed: dict, synthesized: dict) -> None:
         name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
     )
     if changed:
+        names = ", ".join(map(repr, changed))
         raise RollbackRefused(
-            f"this checkout would change {', '.join(map(repr, changed))} as well as the endpoint: a rollback "
+            f"this checkout would change {names} as well as the endpoint: a rollback "
             "changes the endpoint alone. Check out the commit the stack was deployed from "
             "(git log, or your deploy's tag), then run make rollback again"
         )
