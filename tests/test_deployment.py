@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cloudformation_api import DeployedStack
 from conftest import TEMPLATE, UV, render
 
 # The synth starts the CDK's Node.js process: CI runs these, a quick
@@ -97,6 +98,11 @@ for root in roots:
 """
 
 
+# A model API key as a developer might have it in .env and in the shell that
+# synthesizes: it must reach no template, no code zip and no asset.
+KEY_IN_THE_SHELL = "sk-test-0123456789-in-the-shell-never-in-a-template"
+
+
 def synth_all(roots: list[Path]) -> None:
     """Each rendering's templates, for each environment, in cdk.out/ beside its root.
 
@@ -107,7 +113,7 @@ def synth_all(roots: list[Path]) -> None:
     """
     synthesized = subprocess.run(
         [sys.executable, "-c", SYNTH_ALL, ",".join(ENVIRONMENTS), *map(str, roots)],
-        env=offline_env(),
+        env=offline_env(ANTHROPIC_API_KEY=KEY_IN_THE_SHELL, OPENAI_API_KEY=KEY_IN_THE_SHELL),
         capture_output=True,
         text=True,
         timeout=600,
@@ -131,6 +137,11 @@ def synthesized(tmp_path_factory):
     """A factory: the named rendering's root and templates; every rendering is synthesized at once."""
     base = tmp_path_factory.mktemp("synthesized")
     roots = {name: render(base / name / "project", **RENDERINGS[name]) for name in RENDERINGS}
+    for root in roots.values():  # a developer's keys, where .env.example says to put them
+        for env_file in (root / ".env", root / "app" / ".env"):
+            env_file.write_text(
+                f"ANTHROPIC_API_KEY={KEY_IN_THE_SHELL}\nOPENAI_API_KEY={KEY_IN_THE_SHELL}\n"
+            )
     synth_all(list(roots.values()))
 
     def of(rendering: str) -> tuple[Path, dict[str, dict[str, dict]]]:
@@ -378,6 +389,8 @@ def test_the_execution_role_grants_exactly_what_the_agent_and_its_platform_call(
     }
     if RENDERINGS[rendering].get("model_provider", "bedrock") == "bedrock":
         expected |= set(permissions["MODEL_ACTIONS"])
+    else:  # the key from AgentCore Identity, and Identity's read of its vault
+        expected |= {*permissions["API_KEY_ACTIONS"], *permissions["API_KEY_VAULT_ACTIONS"]}
     if RENDERINGS[rendering].get("include_image_generation", True):
         expected |= set(permissions["IMAGE_MODEL_ACTIONS"])
     if RENDERINGS[rendering].get("run_store") == "s3":
@@ -598,8 +611,11 @@ def test_the_outputs_give_welts_agent_arn_its_policy_and_the_log_group(synthesiz
     assert text_of(outputs["AgentArn"]["Value"]) == "{Runtime.AgentRuntimeArn}"
     assert outputs["WeltPolicyArn"]["Value"]["Ref"].startswith("WeltInvokePolicy")
     assert text_of(outputs["LogGroup"]["Value"]) == (
-        "/aws/bedrock-agentcore/runtimes/{Runtime.AgentRuntimeId}-DEFAULT"
+        "/aws/bedrock-agentcore/runtimes/{Runtime.AgentRuntimeId}-live"
     )
+    assert outputs["LiveEndpoint"]["Value"] == "live"
+    assert text_of(outputs["LiveVersion"]["Value"]) == "{Runtime.AgentRuntimeVersion}"
+    assert text_of(outputs["RuntimeVersion"]["Value"]) == "{Runtime.AgentRuntimeVersion}"
 
 
 def test_the_log_retention_is_the_environments(synthesized):
@@ -607,9 +623,12 @@ def test_the_log_retention_is_the_environments(synthesized):
 
     for environment, days in (("staging", 30), ("prod", 365)):
         template = runtime_stack(templates[environment], environment)
-        (retention,) = resources(template, "Custom::LogRetention").values()
-        assert retention["Properties"]["RetentionInDays"] == days
-        assert text_of(retention["Properties"]["LogGroupName"]).endswith("{Runtime.AgentRuntimeId}-DEFAULT")
+        retentions = resources(template, "Custom::LogRetention").values()
+        assert {r["Properties"]["RetentionInDays"] for r in retentions} == {days}
+        assert sorted(text_of(r["Properties"]["LogGroupName"]) for r in retentions) == [
+            "/aws/bedrock-agentcore/runtimes/{Runtime.AgentRuntimeId}-DEFAULT",
+            "/aws/bedrock-agentcore/runtimes/{Runtime.AgentRuntimeId}-live",
+        ]
 
 
 def test_the_ci_role_trusts_only_this_repositorys_jobs_in_that_environment(synthesized):
@@ -721,7 +740,7 @@ def test_make_deploy_runs_the_checked_deploy_command(fresh):
 
 
 # Every task of the Makefile that acts on one environment.
-NEEDS_ENV = ["synth", "deploy", "bootstrap", "ci-role", "outputs", "logs"]
+NEEDS_ENV = ["synth", "deploy", "rollback", "api-key", "bootstrap", "ci-role", "outputs", "logs"]
 
 
 @pytest.mark.parametrize("task", NEEDS_ENV)
@@ -741,7 +760,9 @@ def test_a_deploy_task_without_env_says_so_in_one_line_before_uv_runs(fresh, tmp
     assert f"ENV is required: make {task} ENV=staging (or ENV=prod)" in line, line
 
 
-@pytest.mark.parametrize("command", ["deploy", "ci-role", "bootstrap", "outputs", "logs"])
+@pytest.mark.parametrize(
+    "command", ["deploy", "rollback", "ci-role", "bootstrap", "outputs", "logs"]
+)
 def test_a_command_on_the_placeholder_account_is_refused_in_one_line(fresh, command):
     refused = deploy_command(fresh, command, "prod")
 
@@ -822,7 +843,7 @@ def test_credentials_for_the_right_account_pass_the_check(real_account, sts_serv
 def test_the_template_offers_the_deploy_tasks_and_no_platform_patch():
     makefile = (TEMPLATE / "template" / "Makefile").read_text()
 
-    for task in ("synth", "deploy", "bootstrap", "ci-role", "outputs", "logs"):
+    for task in NEEDS_ENV:
         assert re.search(rf"^{task}:  ## ", makefile, re.M), task
     assert not re.search(r"^platform", makefile, re.M)
     assert not (TEMPLATE / "template" / "scripts" / "platform.py").exists()
@@ -835,12 +856,315 @@ def test_the_runtime_runs_on_the_python_the_project_answered(synthesized):
     assert code["CodeConfiguration"]["Runtime"] == "PYTHON_3_12"
 
 
-def test_a_deploy_with_a_provider_whose_key_it_cannot_give_the_runtime_is_refused(synthesized):
-    root, _ = synthesized("anthropic")
+# ---------------------------------------------------------------- the model's API key
 
-    with edited(root / "deploy" / "environments.toml", "000000000000", "111122223333"):
-        refused = deploy_command(root, "deploy", "staging")
+KEYED = ["anthropic", "openai-history-312"]
+
+
+def the_provider(template: dict) -> tuple[str, dict]:
+    ((name, provider),) = resources(template, "AWS::BedrockAgentCore::ApiKeyCredentialProvider").items()
+    return name, provider["Properties"]
+
+
+@pytest.mark.parametrize("rendering", KEYED)
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_the_key_is_an_identity_provider_made_from_the_secret_make_api_key_fills(
+    synthesized, rendering, environment
+):
+    _, templates = synthesized(rendering)
+    template = runtime_stack(templates[environment], environment)
+
+    _, provider = the_provider(template)
+    assert provider["Name"] == f"MyWeltAgent-{environment}-model-key"
+    # A dynamic reference CloudFormation resolves while it deploys: the key
+    # itself never stands in the template.
+    assert provider["ApiKey"] == (
+        f"{{{{resolve:secretsmanager:MyWeltAgent-{environment}/model-api-key:SecretString:::}}}}"
+    )
+    variables = the_runtime(template)["EnvironmentVariables"]
+    assert variables["MODEL_API_KEY_PROVIDER"] == provider["Name"]
+    assert not {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} & set(variables)
+
+
+@pytest.mark.parametrize("rendering", KEYED)
+def test_the_role_may_fetch_this_providers_key_and_identity_read_its_secret_alone(
+    synthesized, rendering
+):
+    root, templates = synthesized(rendering)
+    permissions = permissions_of(root)
+    template = runtime_stack(templates["prod"], "prod")
+    provider_id, _ = the_provider(template)
+    statements = role_statements(template, "ExecutionRole")
+
+    (fetch,) = [s for s in statements if set(listed(s["Action"])) & set(permissions["API_KEY_ACTIONS"])]
+    assert listed(fetch["Action"]) == list(permissions["API_KEY_ACTIONS"])
+    arns = "arn:{AWS::Partition}:bedrock-agentcore:us-east-1:000000000000:"
+    assert sorted(text_of(r) for r in listed(fetch["Resource"])) == sorted([
+        "{" + provider_id + ".CredentialProviderArn}",
+        arns + "token-vault/default",
+        arns + "workload-identity-directory/default",
+        arns + "workload-identity-directory/default/workload-identity/MyWeltAgent_prod-*",
+    ])  # fmt: skip
+    (vault,) = [s for s in statements if s.get("Sid") == "IdentityReadsTheKeyFromItsVault"]
+    assert listed(vault["Action"]) == list(permissions["API_KEY_VAULT_ACTIONS"])
+    assert [text_of(r) for r in listed(vault["Resource"])] == [
+        "arn:{AWS::Partition}:secretsmanager:us-east-1:000000000000:secret:"
+        "bedrock-agentcore-identity!default/apikey/MyWeltAgent-prod-model-key-??????"
+    ]
+    assert "Condition" not in fetch and "Condition" not in vault
+
+
+def test_bedrock_has_no_key_to_fetch(synthesized):
+    _, templates = synthesized("default")
+    template = runtime_stack(templates["prod"], "prod")
+
+    assert resources(template, "AWS::BedrockAgentCore::ApiKeyCredentialProvider") == {}
+    assert "MODEL_API_KEY_PROVIDER" not in the_runtime(template)["EnvironmentVariables"]
+
+
+@pytest.mark.parametrize("rendering", RENDERINGS)
+def test_no_key_material_is_in_any_template_asset_or_code_zip(synthesized, rendering):
+    """A key in .env, in app/.env and in the shell that synthesized is nowhere in what ships."""
+    root, _ = synthesized(rendering)
+    assert KEY_IN_THE_SHELL in (root / "app" / ".env").read_text()  # it was there to leak
+
+    shipped = [
+        path
+        for folder in (root.parent / "cdk.out", root / "cdk.out")
+        for path in folder.rglob("*")
+        if path.is_file()
+    ]
+    assert any(path.name.endswith(".template.json") for path in shipped)
+    assert any(path.name == "main.py" for path in shipped) or RENDERINGS[rendering].get(
+        "deploy_build"
+    ) == "Container"  # a CodeZip's folder holds the code
+    leaked = [path for path in shipped if KEY_IN_THE_SHELL.encode() in path.read_bytes()]
+    assert leaked == []
+
+
+@pytest.mark.parametrize("rendering", KEYED)
+def test_the_ci_role_may_read_which_version_of_the_key_is_current_and_nothing_else(
+    synthesized, rendering
+):
+    root, templates = synthesized(rendering)
+    template = templates["prod"]["MyWeltAgent-prod-ci-role"]
+
+    version = [s for s in role_statements(template, "DeployRole") if s.get("Sid", "").startswith("ReadWhich")]
+    (statement,) = version
+    assert listed(statement["Action"]) == list(permissions_of(root)["MODEL_KEY_VERSION_ACTIONS"])
+    assert text_of(statement["Resource"]).endswith(
+        ":secretsmanager:us-east-1:000000000000:secret:MyWeltAgent-prod/model-api-key-??????"
+    )
+
+
+# ---------------------------------------------------------------- versions and rollback
+
+
+@pytest.mark.parametrize("rendering", ["default", "anthropic"])
+def test_the_live_endpoint_serves_the_version_each_deploy_makes(synthesized, rendering):
+    _, templates = synthesized(rendering)
+    template = runtime_stack(templates["prod"], "prod")
+
+    ((_, endpoint),) = resources(template, "AWS::BedrockAgentCore::RuntimeEndpoint").items()
+    properties = endpoint["Properties"]
+    assert properties["Name"] == "live"
+    assert text_of(properties["AgentRuntimeId"]) == "{Runtime.AgentRuntimeId}"
+    assert text_of(properties["AgentRuntimeVersion"]) == "{Runtime.AgentRuntimeVersion}"
+    # Welt may invoke it: its policy covers the runtime's endpoints.
+    (policy,) = resources(template, "AWS::IAM::ManagedPolicy").values()
+    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert "{Runtime.AgentRuntimeArn}/runtime-endpoint/*" in [text_of(r) for r in listed(statement["Resource"])]
+
+
+@pytest.fixture(scope="module")
+def cloudformation():
+    """The CloudFormation reads of the deploy commands, answered on this machine."""
+    from cloudformation_api import start_cloudformation_api
+
+    api, server = start_cloudformation_api()
+    yield api
+    server.shutdown()
+
+
+@pytest.fixture
+def deployed_anthropic(synthesized, cloudformation):
+    """The anthropic rendering, on STS's account, deployed as `make deploy` would leave it.
+
+    The deployed template is the synthesized one as a deploy pins it: the
+    account, and the key's secret at version v1. LiveVersion is what the
+    stack reports once its runtime is at version 4.
+    """
+    root, templates = synthesized("anthropic")
+    deployed = json.loads(
+        json.dumps(runtime_stack(templates["prod"], "prod"))
+        .replace("000000000000", "123456789012")
+        .replace("model-api-key:SecretString:::}}", "model-api-key:SecretString:::v1}}")
+    )
+    stack = cloudformation.stacks["MyWeltAgent-prod"] = DeployedStack(
+        outputs={"LiveEndpoint": "live", "LiveVersion": "4", "RuntimeVersion": "4"},
+        template=deployed,
+    )
+    with edited(root / "deploy" / "environments.toml", "000000000000", "123456789012"):
+        yield root, stack
+    del cloudformation.stacks["MyWeltAgent-prod"]
+
+
+def rollback(root: Path, sts: str, cloudformation, *arguments: str) -> subprocess.CompletedProcess:
+    return deploy_command(
+        root, "rollback", "prod", *arguments,
+        AWS_ACCESS_KEY_ID="offline-test", AWS_SECRET_ACCESS_KEY="offline-test",
+        AWS_ENDPOINT_URL_STS=sts, AWS_ENDPOINT_URL_CLOUDFORMATION=cloudformation.url,
+        NO_PROXY="127.0.0.1",
+    )  # fmt: skip
+
+
+def test_make_rollback_synthesizes_the_previous_version_on_the_endpoint_and_nothing_else(
+    deployed_anthropic, sts_server, cloudformation, tmp_path
+):
+    root, _ = deployed_anthropic
+
+    rolled = rollback(root, sts_server, cloudformation, "--dry-run", "--outdir", str(tmp_path / "out"))
+
+    assert rolled.returncode == 0, rolled.stderr[-3000:]
+    assert rolled.stdout.strip().splitlines() == [
+        "prod: the live endpoint moves from version 4 to 3; nothing else changes"
+    ]
+    template = json.loads((tmp_path / "out" / "MyWeltAgent-prod.template.json").read_text())
+    ((_, endpoint),) = resources(template, "AWS::BedrockAgentCore::RuntimeEndpoint").items()
+    assert endpoint["Properties"]["AgentRuntimeVersion"] == "3"
+    assert template["Outputs"]["LiveVersion"]["Value"] == "3"
+    # The key stays the version the stack was deployed with.
+    _, provider = the_provider(template)
+    assert provider["ApiKey"].endswith(":SecretString:::v1}}")
+
+
+def test_make_rollback_with_no_earlier_version_is_refused_in_one_line(
+    deployed_anthropic, sts_server, cloudformation
+):
+    root, stack = deployed_anthropic
+    stack.outputs["LiveVersion"] = "1"
+
+    refused = rollback(root, sts_server, cloudformation, "--dry-run")
+
+    assert refused.returncode == 2, refused.stderr[-3000:]
+    assert refused.stderr.strip().splitlines() == [
+        "deploy: the live endpoint of MyWeltAgent-prod serves version 1, the runtime's first: "
+        "there is no earlier version to roll back to"
+    ]
+
+
+def test_make_rollback_from_a_checkout_that_changes_more_is_refused_naming_what(
+    deployed_anthropic, sts_server, cloudformation
+):
+    root, stack = deployed_anthropic
+    the_runtime(stack.template)["EnvironmentVariables"]["MODEL_ID"] = "claude-older"
+
+    refused = rollback(root, sts_server, cloudformation, "--dry-run")
+
+    assert refused.returncode == 2, refused.stderr[-3000:]
+    (line,) = refused.stderr.strip().splitlines()[-1:]
+    assert line.startswith("deploy: this checkout would change 'Runtime' as well as the endpoint")
+    assert "Check out the commit the stack was deployed from" in line
+
+
+def test_make_outputs_says_which_version_each_endpoint_serves(
+    deployed_anthropic, sts_server, cloudformation
+):
+    root, stack = deployed_anthropic
+    stack.outputs.update(LiveVersion="3", RuntimeVersion="4")
+
+    shown = deploy_command(
+        root, "outputs", "prod",
+        AWS_ACCESS_KEY_ID="offline-test", AWS_SECRET_ACCESS_KEY="offline-test",
+        AWS_ENDPOINT_URL_CLOUDFORMATION=cloudformation.url, NO_PROXY="127.0.0.1",
+    )  # fmt: skip
+
+    assert shown.returncode == 0, shown.stderr
+    assert "LiveEndpoint=live" in shown.stdout.splitlines()
+    assert shown.stderr.strip().splitlines()[-1] == (
+        "prod: endpoint live serves version 3; DEFAULT serves version 4, the newest"
+    )
+
+
+# ---------------------------------------------------------------- make api-key
+
+
+def with_aws(root: Path, aws: str, *arguments: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """`python -m deploy ...` against STS and Secrets Manager on this machine, stdin piped."""
+    return subprocess.run(
+        [sys.executable, "-m", "deploy", *arguments],
+        cwd=root,
+        input=stdin,
+        env=offline_env(
+            AWS_ACCESS_KEY_ID="offline-test", AWS_SECRET_ACCESS_KEY="offline-test",
+            AWS_ENDPOINT_URL_STS=aws, AWS_ENDPOINT_URL_SECRETS_MANAGER=aws, NO_PROXY="127.0.0.1",
+        ),  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def stored_key(aws: str, name: str) -> dict:
+    import boto3
+
+    client = boto3.client(
+        "secretsmanager", endpoint_url=aws, region_name="us-east-1",
+        aws_access_key_id="offline-test", aws_secret_access_key="offline-test",
+    )  # fmt: skip
+    return client.get_secret_value(SecretId=name)
+
+
+@pytest.fixture
+def keyed_on_sts_account(synthesized):
+    root, _ = synthesized("openai-history-312")
+    with edited(root / "deploy" / "environments.toml", "000000000000", "123456789012"):
+        yield root
+
+
+def test_make_api_key_stores_a_piped_key_and_never_shows_it(keyed_on_sts_account, aws_server):
+    first, rotated = "sk-test-first-0123456789", "sk-test-rotated-0123456789"
+
+    stored = with_aws(keyed_on_sts_account, aws_server, "api-key", "staging", stdin=first + "\n")
+    again = with_aws(keyed_on_sts_account, aws_server, "api-key", "staging", stdin=rotated + "\n")
+
+    assert stored.returncode == 0 and again.returncode == 0, stored.stderr + again.stderr
+    secret = stored_key(aws_server, "MyWeltAgent-staging/model-api-key")
+    assert secret["SecretString"] == rotated
+    assert again.stdout.startswith(
+        "staging: the key is stored in secret MyWeltAgent-staging/model-api-key (version "
+    )
+    assert secret["VersionId"] in again.stdout
+    for shown in (stored, again):
+        assert first not in shown.stdout + shown.stderr and rotated not in shown.stdout + shown.stderr
+
+
+def test_make_api_key_refuses_an_empty_key_in_one_line(keyed_on_sts_account, aws_server):
+    refused = with_aws(keyed_on_sts_account, aws_server, "api-key", "prod", stdin="\n")
 
     assert refused.returncode == 2
-    (line,) = refused.stderr.strip().splitlines()
-    assert line.startswith("deploy: model_provider anthropic needs ANTHROPIC_API_KEY on the runtime")
+    assert refused.stderr.strip().splitlines() == [
+        "deploy: no key was given: paste it at the prompt, or pipe it in"
+    ]
+
+
+def test_a_deploy_before_make_api_key_says_to_run_it_in_one_line(keyed_on_sts_account, aws_server):
+    pinned = keyed_on_sts_account / "app" / "pyproject.toml"
+    with edited(pinned, "dependencies = []", 'dependencies = ["boto3==1.44.0"]'):
+        refused = with_aws(keyed_on_sts_account, aws_server, "deploy", "prod")
+
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert refused.stderr.strip().splitlines() == [
+        "deploy: no model API key is stored for prod (secret MyWeltAgent-prod/model-api-key): "
+        "run make api-key ENV=prod first"
+    ]
+
+
+def test_bedrock_has_no_api_key_to_store(fresh, aws_server):
+    refused = with_aws(fresh, aws_server, "api-key", "prod", stdin="sk-never\n")
+
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "deploy: model_provider bedrock calls the model with the runtime's role: there is no API "
+        "key to store"
+    ]

@@ -1,21 +1,34 @@
-"""`python -m deploy COMMAND ENV`: what `make synth`, `make deploy` and `make logs` run.
+"""`python -m deploy COMMAND ENV`: what `make synth`, `make deploy`, `make rollback`, ... run.
 
 This is the one place a deploy error becomes a one-line message and an exit
 status; everything below it raises a typed error that says what to fix.
 """
 
 import argparse
+import getpass
+import json
 import os
 import shutil
 import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import TextIO
 
-from . import usage_report
-from .aws import AwsError, check_credentials, print_logs, require_real_account, stack_outputs
+from . import project, runtime, usage_report
+from .aws import (
+    AwsError,
+    check_credentials,
+    deployed_template,
+    model_key_version,
+    print_logs,
+    require_real_account,
+    stack_outputs,
+    store_model_key,
+)
 from .code_bundle import BundleError, require_pins
-from .runtime import require_a_deployable_provider
+from .pins import NO_PINS, Pins
+from .rollback import RollbackRefused, require_only_the_endpoint_moves, rollback_pins
 from .settings import ENVIRONMENTS, Environment, SettingError, load_environment
 
 # The CDK CLI that deploys the synthesized templates, pinned like the library:
@@ -43,26 +56,99 @@ def cdk(*arguments: str) -> None:
         raise CdkFailed
 
 
-def synth(environment: Environment, outdir: Path | None) -> Path:
+def synth(environment: Environment, outdir: Path | None, pins: Pins = NO_PINS) -> Path:
     # jsii warns on every run that Node 20 is past its end of life; the CDK
     # still works on it, and the warning says nothing about this project.
     os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
     from .app import synthesize  # the CDK starts Node: only the commands that need it import it
 
-    written = synthesize(environment, outdir)
+    written = synthesize(environment, outdir, pins)
     print(f"{environment.name}: CloudFormation templates in {written}", file=sys.stderr)
     return written
+
+
+def read_api_key(stdin: TextIO) -> str:
+    """The key, typed at a terminal without echo, or piped in; never an argument or a file.
+
+    An argument would sit in the shell's history and in the process list.
+    """
+    if stdin.isatty():
+        typed = getpass.getpass(f"{project.MODEL_PROVIDER} API key (not shown): ")
+    else:
+        typed = stdin.readline()
+    key = typed.strip()
+    if not key:
+        raise SettingError("no key was given: paste it at the prompt, or pipe it in")
+    if any(character.isspace() for character in key):
+        raise SettingError("the key has a space or a line break inside: give the key alone")
+    return key
+
+
+def store_api_key(environment: Environment, stdin: TextIO) -> None:
+    if not runtime.needs_api_key():
+        raise SettingError(
+            f"model_provider {project.MODEL_PROVIDER} calls the model with the runtime's role: "
+            "there is no API key to store"
+        )
+    require_real_account(environment)
+    check_credentials(environment)
+    version = store_model_key(environment, read_api_key(stdin))
+    print(
+        f"{environment.name}: the key is stored in secret {environment.model_key_secret} "
+        f"(version {version}); make deploy ENV={environment.name} hands it to the runtime"
+    )
+
+
+def deploy_pins(environment: Environment) -> Pins:
+    """What this deploy pins: the current version of the model's key, if the model takes one."""
+    if not runtime.needs_api_key():
+        return Pins()
+    return Pins(api_key_version=model_key_version(environment))
+
+
+def roll_back(environment: Environment, outdir: Path | None, dry_run: bool) -> Path | None:
+    """Synthesize the stack with the live endpoint one version back; the assembly to deploy."""
+    outputs = stack_outputs(environment)
+    deployed = deployed_template(environment)
+    pins = rollback_pins(environment, outputs, deployed)
+    assembly = synth(environment, outdir, pins)
+    written = assembly / f"{environment.stack_name}.template.json"
+    require_only_the_endpoint_moves(deployed, json.loads(written.read_text()))
+    print(
+        f"{environment.name}: the {runtime.LIVE_ENDPOINT} endpoint moves from version "
+        f"{outputs['LiveVersion']} to {pins.live_version}; nothing else changes"
+    )
+    return None if dry_run else assembly
+
+
+def print_outputs(environment: Environment) -> None:
+    outputs = stack_outputs(environment)
+    for key, value in outputs.items():
+        print(f"{key}={value}")
+    if "LiveVersion" in outputs:
+        print(
+            f"{environment.name}: endpoint {outputs.get('LiveEndpoint', runtime.LIVE_ENDPOINT)} "
+            f"serves version {outputs['LiveVersion']}; DEFAULT serves version "
+            f"{outputs.get('RuntimeVersion', '?')}, the newest",
+            file=sys.stderr,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m deploy", description=__doc__)
     parser.add_argument(
         "command",
-        choices=["synth", "check", "deploy", "ci-role", "bootstrap", "outputs", "logs", "usage"],
-    )
+        choices=[
+            "synth", "check", "deploy", "ci-role", "bootstrap", "outputs", "logs", "api-key",
+            "rollback", "usage",
+        ],
+    )  # fmt: skip
     parser.add_argument("env", metavar="ENV", help=f"one of {', '.join(ENVIRONMENTS)}")
     parser.add_argument("--outdir", type=Path, help="synth: where to write (cdk.out/ENV)")
     parser.add_argument("--ci", action="store_true", help="deploy: ask nothing (CI)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="rollback: synthesize and say, deploy nothing"
+    )
     parser.add_argument("--minutes", type=int, default=60, help="logs: how far back")
     parser.add_argument("--period", default="7d", help="usage: how far back (7d, 24h)")
     parser.add_argument("--log-group", help="usage: the runtime's log group (the stack's LogGroup)")
@@ -75,22 +161,34 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{environment.name}: deploying as {check_credentials(environment)}")
         elif options.command in ("deploy", "ci-role"):
             require_real_account(environment)
-            if options.command == "deploy":
-                require_a_deployable_provider()
             require_pins()
             check_credentials(environment)
-            assembly = synth(environment, options.outdir)
+            pins = deploy_pins(environment) if options.command == "deploy" else Pins()
+            assembly = synth(environment, options.outdir, pins)
             stack = environment.stack_name + ("-ci-role" if options.command == "ci-role" else "")
             approval = "never" if options.ci else "broadening"
             cdk("deploy", "--app", str(assembly), stack, "--require-approval", approval)
+        elif options.command == "rollback":
+            # No pins check: a checkout whose code differs from the deployed
+            # one, unpinned included, is refused by the comparison itself.
+            require_real_account(environment)
+            check_credentials(environment)
+            rolled_back = roll_back(environment, options.outdir, options.dry_run)
+            if rolled_back is not None:
+                approval = "never" if options.ci else "broadening"
+                cdk(
+                    "deploy", "--app", str(rolled_back), environment.stack_name,
+                    "--require-approval", approval,
+                )  # fmt: skip
+        elif options.command == "api-key":
+            store_api_key(environment, sys.stdin)
         elif options.command == "bootstrap":
             require_real_account(environment)
             check_credentials(environment)
             cdk("bootstrap", f"aws://{environment.account}/{environment.region}")
         elif options.command == "outputs":
             require_real_account(environment)
-            for key, value in stack_outputs(environment).items():
-                print(f"{key}={value}")
+            print_outputs(environment)
         elif options.command == "logs":
             require_real_account(environment)
             print_logs(environment, timedelta(minutes=options.minutes))
@@ -101,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             group = options.log_group or stack_outputs(environment)["LogGroup"]
             rows = usage_report.query_usage(group, environment.region, since)
             print(usage_report.report(rows, group))
-    except (SettingError, BundleError, AwsError, ToolMissing) as failed:
+    except (SettingError, BundleError, AwsError, ToolMissing, RollbackRefused) as failed:
         print(f"deploy: {failed}", file=sys.stderr)
         return 2
     except CdkFailed:

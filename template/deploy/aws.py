@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import botocore.exceptions
 
+from . import project
 from .settings import Environment
 
 
@@ -57,6 +58,84 @@ def stack_outputs(environment: Environment) -> dict[str, str]:
     except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
         raise AwsError(f"stack {environment.stack_name} could not be read: {failed}") from failed
     return {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
+
+
+def deployed_template(environment: Environment) -> dict:
+    """The template the deployed stack was last deployed with, as CloudFormation keeps it."""
+    client = boto3.client("cloudformation", region_name=environment.region)
+    try:
+        body = client.get_template(StackName=environment.stack_name, TemplateStage="Original")
+    except botocore.exceptions.NoCredentialsError:
+        raise AwsError(
+            f"no AWS credentials: sign in to account {environment.account} first"
+        ) from None
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
+        raise AwsError(f"stack {environment.stack_name} could not be read: {failed}") from failed
+    template = body["TemplateBody"]  # botocore parses a JSON template
+    if not isinstance(template, dict):
+        raise AwsError(f"stack {environment.stack_name}'s template is not the JSON the CDK writes")
+    return dict(template)
+
+
+def model_key_version(environment: Environment) -> str:
+    """The current version of the secret holding the model's API key; its value is never read."""
+    client = boto3.client("secretsmanager", region_name=environment.region)
+    name = environment.model_key_secret
+    try:
+        described = client.describe_secret(SecretId=name)
+    except botocore.exceptions.NoCredentialsError:
+        raise AwsError(
+            f"no AWS credentials: sign in to account {environment.account} first"
+        ) from None
+    except botocore.exceptions.ClientError as failed:
+        if failed.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            raise AwsError(
+                f"no model API key is stored for {environment.name} (secret {name}): run "
+                f"make api-key ENV={environment.name} first"
+            ) from None
+        raise AwsError(f"secret {name} could not be read: {failed}") from failed
+    except botocore.exceptions.BotoCoreError as failed:
+        raise AwsError(f"secret {name} could not be read: {failed}") from failed
+    for version, stages in described.get("VersionIdsToStages", {}).items():
+        if "AWSCURRENT" in stages:
+            return str(version)
+    raise AwsError(
+        f"secret {name} has no current version: run make api-key ENV={environment.name} again"
+    )
+
+
+def store_model_key(environment: Environment, key: str) -> str:
+    """Make the key the secret's current version (the secret is created the first time).
+
+    Returns the new version's id. Nothing here, errors included, repeats the key.
+    """
+    client = boto3.client("secretsmanager", region_name=environment.region)
+    name = environment.model_key_secret
+    try:
+        try:
+            stored = client.put_secret_value(SecretId=name, SecretString=key)
+        except botocore.exceptions.ClientError as failed:
+            if failed.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+                raise
+            stored = client.create_secret(
+                Name=name,
+                SecretString=key,
+                Description=(
+                    f"The model's API key of {environment.stack_name}: the stack's AgentCore "
+                    "Identity credential provider is made from it (make api-key)"
+                ),
+                Tags=[
+                    {"Key": "project", "Value": project.PROJECT_NAME},
+                    {"Key": "environment", "Value": environment.name},
+                ],
+            )
+    except botocore.exceptions.NoCredentialsError:
+        raise AwsError(
+            f"no AWS credentials: sign in to account {environment.account} first"
+        ) from None
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
+        raise AwsError(f"the key could not be stored in secret {name}: {failed}") from None
+    return str(stored["VersionId"])
 
 
 def print_logs(environment: Environment, since: timedelta) -> None:

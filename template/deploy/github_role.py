@@ -3,7 +3,9 @@
 GitHub signs a short-lived token for each job; AWS trusts it only for this
 repository's jobs that run in this environment (a protected GitHub
 environment for prod), and the role may do only what a CDK deploy does:
-assume the deploy roles that `cdk bootstrap` made in this account and Region.
+assume the deploy roles that `cdk bootstrap` made in this account and Region
+(and, with Anthropic or OpenAI, read which version of the model's key is
+current, never the key).
 """
 
 from aws_cdk import CfnOutput, Duration, Stack
@@ -11,7 +13,7 @@ from aws_cdk import Environment as AwsEnvironment
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from . import project
+from . import permissions, project, runtime
 from .settings import Environment
 
 GITHUB_OIDC = "token.actions.githubusercontent.com"
@@ -61,6 +63,19 @@ class GitHubDeployRoleStack(Stack):
                 ],
             )
         )
+        if runtime.needs_api_key():
+            # A deploy names the key's current version (deploy/pins.py): it reads
+            # the secret's metadata, never its value.
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="ReadWhichVersionOfTheModelKeyIsCurrent",
+                    actions=list(permissions.MODEL_KEY_VERSION_ACTIONS),
+                    resources=[
+                        f"arn:{self.partition}:secretsmanager:{self.region}:{self.account}:"
+                        f"secret:{environment.model_key_secret}-??????"
+                    ],
+                )
+            )
         CfnOutput(
             self,
             "DeployRoleArn",

@@ -41,6 +41,20 @@ MEMORY_ACTIONS = ("bedrock-agentcore:CreateEvent", "bedrock-agentcore:RetrieveMe
 # secret the stack creates for it: GetSecretValue, once per process.
 RUN_KEY_ACTIONS = ("secretsmanager:GetSecretValue",)
 
+# What fetching the model's API key calls (app/<package>/model/api_key.py), with
+# Anthropic or OpenAI deployed: GetResourceApiKey, once per process, with the
+# request's workload access token, on the stack's credential provider (and
+# the token vault and workload identity it is reached through).
+API_KEY_ACTIONS = ("bedrock-agentcore:GetResourceApiKey",)
+# What AgentCore Identity does with the caller's credentials to answer it:
+# reads the key from the provider's own secret in its token vault. Granted
+# on that one secret; no test can record it (it happens inside AWS).
+API_KEY_VAULT_ACTIONS = ("secretsmanager:GetSecretValue",)
+
+# What a deploy calls to pin the model key's current version (deploy/aws.py):
+# DescribeSecret on that secret, its metadata only. The CI role may do it.
+MODEL_KEY_VERSION_ACTIONS = ("secretsmanager:DescribeSecret",)
+
 # What strands-tools' image tool calls: InvokeModel on one of the three
 # Stability models its tool spec offers the model, in the Region it calls
 # unless the model names another, us-west-2 (where these models are served).

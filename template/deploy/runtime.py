@@ -5,7 +5,7 @@ the AgentCore CLI's `agentcore dev`, and a test fails when the two differ.
 """
 
 from . import project
-from .settings import Environment, SettingError
+from .settings import Environment
 
 PORT = 8080
 # The path the app serves for V2's build hook (app/<package>/warmup.py); a
@@ -37,6 +37,15 @@ MEMORY_ID_BYTES = 111
 # characters with Secrets Manager's seven-character suffix.
 RUN_KEY_SECRET_BYTES = 140
 
+# The providers whose key the stack keeps in AgentCore Identity: the runtime
+# fetches it per process with a request's workload access token
+# (app/<package>/model/api_key.py), never from its environment.
+API_KEY_PROVIDERS = ("anthropic", "openai")
+
+# The named endpoint Welt invokes (its AGENT_QUALIFIER). Each deploy points
+# it at the version that deploy made; `make rollback` at the one before.
+LIVE_ENDPOINT = "live"
+
 # Platform V2 allows 1.5 KB of environment variables for a CodeZip runtime
 # and 2.5 KB for a container; V1 allows 4 KB. Counted as name plus value.
 ENV_BUDGET_BYTES = {"V2": 1536, "V1": 4096}
@@ -54,17 +63,9 @@ TELEMETRY = {
 }
 
 
-def require_a_deployable_provider() -> None:
-    """Anthropic's and OpenAI's keys would reach the runtime only as secrets, which this
-    deployment cannot give it yet; a runtime without its key fails its start-up."""
-    if project.MODEL_PROVIDER != "bedrock":
-        key = f"{project.MODEL_PROVIDER.upper()}_API_KEY"
-        raise SettingError(
-            f"model_provider {project.MODEL_PROVIDER} needs {key} on the runtime, and this "
-            "deployment has no way to give it a secret yet: deploy with Bedrock "
-            "(copier update --data model_provider=bedrock), or add the key to "
-            "deploy/runtime_stack.py from AWS Secrets Manager"
-        )
+def needs_api_key() -> bool:
+    """Whether the model is called with an API key (Anthropic, OpenAI) rather than the role."""
+    return project.MODEL_PROVIDER in API_KEY_PROVIDERS
 
 
 def platform_version() -> str:
@@ -81,6 +82,9 @@ def environment_variables(environment: Environment) -> dict[str, str]:
         # The caller is then only who AgentCore says it is (platform/caller.py).
         "ON_AGENTCORE": "true",
     }
+    if needs_api_key():
+        # The provider's name, never the key: the runtime fetches the key from it.
+        variables["MODEL_API_KEY_PROVIDER"] = environment.model_key_provider
     if project.RUN_STORE == "s3":
         assert environment.state_bucket is not None  # settings.py requires it with s3
         variables["RUN_STORE"] = "s3"

@@ -3,8 +3,10 @@
 Declared here rather than set after a deploy, so the next deploy can neither
 undo nor drift from it: platform V2 with its warm-up hook, the execution
 role with only what the agent calls, trusted by this runtime alone, the
-secret that seals stored runs, the stored runs' bucket, the logs'
-retention, and the one policy that lets Welt invoke the runtime.
+secret that seals stored runs, the stored runs' bucket, the model's API key
+in AgentCore Identity (Anthropic, OpenAI), the live endpoint Welt invokes
+and the version it serves, the logs' retention, and the one policy that
+lets Welt invoke the runtime.
 """
 
 from aws_cdk import (
@@ -13,6 +15,7 @@ from aws_cdk import (
     CfnOutput,
     Duration,
     RemovalPolicy,
+    SecretValue,
     Stack,
     Tags,
     Validations,
@@ -28,6 +31,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from . import code_bundle, permissions, project, runtime
+from .pins import NO_PINS, Pins
 from .settings import LOG_RETENTION_DAYS, Environment, SettingError
 
 # An inference profile's id starts with where it routes requests (us.,
@@ -36,7 +40,7 @@ _PROFILE_PREFIXES = ("us.", "us-gov.", "eu.", "apac.", "ca.", "jp.", "au.", "glo
 
 
 class AgentRuntimeStack(Stack):
-    def __init__(self, scope: Construct, environment: Environment) -> None:
+    def __init__(self, scope: Construct, environment: Environment, pins: Pins = NO_PINS) -> None:
         super().__init__(
             scope,
             environment.stack_name,
@@ -157,14 +161,29 @@ class AgentRuntimeStack(Stack):
                 )
             )
 
+        if runtime.needs_api_key():
+            self._model_key(role, environment, pins)
+
         runtime_arn = cfn_runtime.attr_agent_runtime_arn
-        log_group = f"/aws/bedrock-agentcore/runtimes/{cfn_runtime.attr_agent_runtime_id}-DEFAULT"
-        # AgentCore creates the group when the agent first logs, which can be
-        # before CloudFormation could: this sets the retention either way.
+        live_version = self._live_endpoint(cfn_runtime, environment, pins)
+        # A log group per endpoint. AgentCore creates each when the agent first
+        # logs there, which can be before CloudFormation could: this sets the
+        # retention either way. Welt invokes the live endpoint.
+        runtime_id = cfn_runtime.attr_agent_runtime_id
+        log_groups = {
+            endpoint: f"/aws/bedrock-agentcore/runtimes/{runtime_id}-{endpoint}"
+            for endpoint in (runtime.LIVE_ENDPOINT, "DEFAULT")
+        }
         logs.LogRetention(
             self,
             "LogRetention",
-            log_group_name=log_group,
+            log_group_name=log_groups["DEFAULT"],
+            retention=_retention(environment.log_retention_days),
+        )
+        logs.LogRetention(
+            self,
+            "LiveLogRetention",
+            log_group_name=log_groups[runtime.LIVE_ENDPOINT],
             retention=_retention(environment.log_retention_days),
         )
 
@@ -185,9 +204,114 @@ class AgentRuntimeStack(Stack):
         )
 
         CfnOutput(self, "AgentArn", value=runtime_arn, description="Welt's AGENT_ARN")
+        CfnOutput(
+            self,
+            "LiveEndpoint",
+            value=runtime.LIVE_ENDPOINT,
+            description="Welt's AGENT_QUALIFIER",
+        )
+        CfnOutput(
+            self,
+            "LiveVersion",
+            value=live_version,
+            description="the runtime version the live endpoint serves (make rollback reads it)",
+        )
+        CfnOutput(
+            self,
+            "RuntimeVersion",
+            value=cfn_runtime.attr_agent_runtime_version,
+            description="the newest runtime version, which the DEFAULT endpoint serves",
+        )
         CfnOutput(self, "WeltPolicyArn", value=welt.managed_policy_arn)
         CfnOutput(self, "RuntimeId", value=cfn_runtime.attr_agent_runtime_id)
-        CfnOutput(self, "LogGroup", value=log_group, description="the runtime's logs")
+        CfnOutput(
+            self,
+            "LogGroup",
+            value=log_groups[runtime.LIVE_ENDPOINT],
+            description="the live endpoint's logs, which make logs reads",
+        )
+
+    def _live_endpoint(
+        self, cfn_runtime: agentcore.CfnRuntime, environment: Environment, pins: Pins
+    ) -> str:
+        """The endpoint Welt invokes, on the version this deploy made, or the pinned one.
+
+        The DEFAULT endpoint always serves the newest version; this one
+        serves what the stack says, so `make rollback` can point it back
+        (deploy/pins.py) and the next deploy forward again.
+        """
+        version = pins.live_version or cfn_runtime.attr_agent_runtime_version
+        agentcore.CfnRuntimeEndpoint(
+            self,
+            "LiveRuntimeEndpoint",
+            agent_runtime_id=cfn_runtime.attr_agent_runtime_id,
+            name=runtime.LIVE_ENDPOINT,
+            agent_runtime_version=version,
+            description=f"What Welt invokes on {environment.runtime_name} (AGENT_QUALIFIER)",
+        )
+        return version
+
+    def _model_key(self, role: iam.Role, environment: Environment, pins: Pins) -> None:
+        """The model's API key in AgentCore Identity, and the one call the runtime makes for it.
+
+        The key never enters the template: the credential provider's ApiKey
+        is a dynamic reference to the secret `make api-key` filled, which
+        CloudFormation resolves while it deploys, and Identity keeps the key
+        in its own vault (a secret of its own). The runtime calls
+        GetResourceApiKey with each request's workload access token; Identity
+        then reads that vault secret with the runtime's credentials. Both are
+        granted on this provider alone, in a policy of their own: the runtime
+        fetches nothing before its first request, so it need not wait for it.
+        """
+        provider = agentcore.CfnApiKeyCredentialProvider(
+            self,
+            "ModelApiKey",
+            name=environment.model_key_provider,
+            api_key=SecretValue.secrets_manager(
+                environment.model_key_secret, version_id=pins.api_key_version
+            ).unsafe_unwrap(),  # a secretsmanager dynamic reference, never the key
+        )
+        statements = [
+            iam.PolicyStatement(
+                sid="FetchTheModelKeyWithARequestsToken",
+                actions=list(permissions.API_KEY_ACTIONS),
+                resources=[
+                    provider.attr_credential_provider_arn,
+                    self._arn("bedrock-agentcore", self.region, "token-vault/default"),
+                    self._arn(
+                        "bedrock-agentcore", self.region, "workload-identity-directory/default"
+                    ),
+                    # The runtime's own workload identity, named after it by AgentCore.
+                    self._arn(
+                        "bedrock-agentcore",
+                        self.region,
+                        "workload-identity-directory/default/workload-identity/"
+                        f"{environment.runtime_name}-*",
+                    ),
+                ],
+            ),
+            iam.PolicyStatement(
+                sid="IdentityReadsTheKeyFromItsVault",
+                actions=list(permissions.API_KEY_VAULT_ACTIONS),
+                # Identity's secret for this provider: its name, then Secrets
+                # Manager's six characters (the provider's ApiKeySecretArn).
+                resources=[
+                    self._arn(
+                        "secretsmanager",
+                        self.region,
+                        "secret:bedrock-agentcore-identity!default/apikey/"
+                        f"{environment.model_key_provider}-??????",
+                    )
+                ],
+            ),
+        ]
+        iam.Policy(self, "ModelApiKeyPolicy", roles=[role], statements=statements)
+        CfnOutput(
+            self,
+            "ModelApiKeyProvider",
+            value=provider.attr_credential_provider_arn,
+            description=f"made from secret {environment.model_key_secret} (make api-key)",
+        )
 
     def _arn(self, service: str, region: str, resource: str, account: str | None = None) -> str:
         owner = self.account if account is None else account

@@ -67,6 +67,20 @@ class Environment:
         """AgentCore's runtime name: letters, digits and underscores, so no hyphen."""
         return f"{project.AGENT_NAME}_{self.name}"
 
+    @property
+    def model_key_secret(self) -> str:
+        """The Secrets Manager secret `make api-key` puts the model's key in (Anthropic, OpenAI)."""
+        return f"{self.stack_name}/model-api-key"
+
+    @property
+    def model_key_provider(self) -> str:
+        """The AgentCore Identity credential provider the stack makes of that secret.
+
+        Letters, digits and hyphens: CloudFormation's schema for the
+        provider's ARN takes no underscore, though the name may have one.
+        """
+        return f"{project.AGENT_NAME}-{self.name}-model-key"
+
 
 # Keys an environment may leave out.
 OPTIONAL_KEYS = ("approvers",)

@@ -114,6 +114,8 @@ NOT_RUN = {
     (
         "make bootstrap *",
         "make deploy *",
+        "make api-key *",
+        "make rollback *",
         "make outputs *",
         "make logs *",
         "make ci-role *",

@@ -23,7 +23,8 @@ from .gate.consent import hand_consent_to_gate
 from .gate.registry import Registry, ServingRegistry
 from .gate.run_limits import TurnCaps
 from .memory.per_user import UserMemory
-from .model.providers import check_provider, shared_model
+from .model.api_key import workload_token_of
+from .model.providers import check_provider, model_api_key, shared_model, warm_model
 from .platform.caller import caller_of
 from .platform.logs import log_json_lines, request_id, session_id
 from .platform.restore import FreshRandomness
@@ -78,7 +79,9 @@ def create_app(
     served = registry_of_yours(settings) if registry is None else ServingRegistry(registry)
     hand_consent_to_gate(served)
     caps = TurnCaps(settings.max_model_calls_per_turn, settings.max_tool_calls_per_turn)
-    model = new_model or shared_model(settings, model_options_of_yours())
+    # Deployed with Anthropic or OpenAI: the key's source in AgentCore Identity.
+    api_key = model_api_key(settings)
+    model = new_model or shared_model(settings, model_options_of_yours(), api_key)
     agent = new_agent or agent_of_yours(served, caps)
     store = store or stored_runs(settings)
     conversations = Conversations(
@@ -90,6 +93,7 @@ def create_app(
         on_agentcore=settings.on_agentcore,
         approvers=settings.approvers,
         memory=UserMemory(settings.memory_id) if settings.memory_id else None,
+        api_key=api_key,
         accounting=accounting_of(settings, store),
     )
     start_tracing(settings)
@@ -98,6 +102,7 @@ def create_app(
     app.state.settings = settings
     app.state.registry = served
     app.state.run_store = store.storage.describe()
+    app.state.model_api_key = api_key
     # Inner to the size limit, so it measures only a body of a size Welt sends.
     app.add_middleware(NestingLimit)
     app.add_middleware(RequestSizeLimit, max_bytes=settings.max_request_bytes)
@@ -105,7 +110,8 @@ def create_app(
     # request draws from it, in every instance restored from a V2 snapshot.
     app.add_middleware(FreshRandomness)
     # The path AgentCore V2's build hook posts to before it snapshots the agent.
-    app.add_route(WARMUP_PATH, warmup_endpoint(served, model, agent, caps), methods=["POST"])
+    warm = warm_model(settings, model)  # never the key: no request, no token, before the snapshot
+    app.add_route(WARMUP_PATH, warmup_endpoint(served, warm, agent, caps), methods=["POST"])
 
     @app.entrypoint
     async def invoke(payload: object, context: RequestContext) -> AsyncIterator[dict[str, Any]]:
@@ -118,8 +124,10 @@ def create_app(
             yield error_event(str(failed))
             return
         # Read per request, never kept: every V2 instance shares module scope.
-        caller = caller_of(context.request.headers if context.request else None, settings)
-        async for event in conversations.respond(payload, context.session_id, caller):
+        headers = context.request.headers if context.request else None
+        caller = caller_of(headers, settings)
+        token = workload_token_of(headers)
+        async for event in conversations.respond(payload, context.session_id, caller, token):
             yield event
 
     return app

@@ -12,6 +12,7 @@ on the first request that needs it. Your options for each provider
 import logging
 import threading
 from collections.abc import AsyncGenerator, Callable, Mapping
+from importlib import import_module
 from importlib.util import find_spec
 from typing import Any
 
@@ -20,11 +21,19 @@ from strands.types.streaming import StreamEvent
 
 from ..platform.aws_errors import SignInNeeded, sign_in_reason
 from ..settings import ConfigurationError, Settings
+from .api_key import ApiKeyUnavailable, IdentityApiKey
 
 logger = logging.getLogger(__name__)
 
 # provider -> the module its Strands extra installs
 EXTRA_MODULES = {"bedrock": "boto3", "anthropic": "anthropic", "openai": "openai"}
+
+# provider -> the Strands model module of a provider whose key may come from
+# AgentCore Identity (model/api_key.py)
+KEYED_PROVIDERS = {
+    "anthropic": "strands.models.anthropic",
+    "openai": "strands.models.openai",
+}
 
 # Anthropic's API needs a ceiling on each reply; MODEL_OPTIONS may set another.
 ANTHROPIC_MAX_TOKENS = 4096
@@ -48,8 +57,12 @@ def check_provider(settings: Settings) -> None:
         logger.warning("REHEARSAL MODE: no model is in use; every reply is scripted.")
 
 
-def build_model(settings: Settings, options: ModelOptions) -> Model:
-    """The model the settings name, with your options. Imports only the chosen provider's client."""
+def build_model(settings: Settings, options: ModelOptions, api_key: str | None = None) -> Model:
+    """The model the settings name, with your options. Imports only the chosen provider's client.
+
+    api_key, when given, is the key AgentCore Identity gave this process
+    (model/api_key.py); otherwise the settings' key, from the environment.
+    """
     provider, model_id = settings.model_provider, settings.model_id
     if provider == "rehearsal":
         from .rehearsal import RehearsalModel
@@ -62,11 +75,12 @@ def build_model(settings: Settings, options: ModelOptions) -> Model:
         from strands.models.anthropic import AnthropicModel
 
         chosen.setdefault("max_tokens", ANTHROPIC_MAX_TOKENS)
-        return AnthropicModel(client_args={"api_key": settings.anthropic_api_key}, **chosen)
+        key = api_key or settings.anthropic_api_key
+        return AnthropicModel(client_args={"api_key": key}, **chosen)
     if provider == "openai":
         from strands.models.openai import OpenAIModel
 
-        client_args = {"api_key": settings.openai_api_key}
+        client_args = {"api_key": api_key or settings.openai_api_key}
         if settings.openai_base_url:
             client_args["base_url"] = settings.openai_base_url
         return OpenAIModel(client_args=client_args, **chosen)
@@ -114,20 +128,57 @@ def _raise_sign_in_needed(failure: Exception) -> None:
         raise SignInNeeded(f"Bedrock cannot be called: {reason}. {SIGN_IN}") from failure
 
 
-def shared_model(settings: Settings, options: ModelOptions) -> Callable[[], Model]:
+def shared_model(
+    settings: Settings, options: ModelOptions, api_key: IdentityApiKey | None = None
+) -> Callable[[], Model]:
     """The model every thread of this process uses, built when it is first asked for.
 
     A model holds a client (for Bedrock, a boto3 client), and building it
     per turn would build a client for every message. The model keeps no
-    conversation state, so one serves all threads.
+    conversation state, so one serves all threads. With a key from AgentCore
+    Identity, it is built with the key the request fetched before asking
+    (runs/conversations.py), and built again if the key changed since.
     """
-    built: list[Model] = []
+    built: list[tuple[str | None, Model]] = []
     building = threading.Lock()
 
     def model() -> Model:
+        key = api_key.key if api_key is not None else None
         with building:
-            if not built:
-                built.append(build_model(settings, options))
-            return built[0]
+            if not built or (key is not None and built[0][0] != key):
+                if api_key is not None and key is None:  # each request fetches it first
+                    raise ApiKeyUnavailable("the model was asked for before its key was fetched")
+                built[:] = [(key, build_model(settings, options, key))]
+            return built[0][1]
 
     return model
+
+
+def warm_model(settings: Settings, model: Callable[[], Model]) -> Callable[[], object]:
+    """What /warmup builds into AgentCore V2's snapshot: the model, or only its client's modules.
+
+    A model whose key AgentCore Identity gives per request cannot be built
+    before the snapshot (no request, no token, and no key may sit in it), so
+    only the provider's modules are imported, the bulk of what building it costs.
+    """
+    if not settings.model_api_key_provider or settings.model_provider not in KEYED_PROVIDERS:
+        return model
+    module = KEYED_PROVIDERS[settings.model_provider]
+    return lambda: import_module(module)
+
+
+def model_api_key(settings: Settings) -> IdentityApiKey | None:
+    """The key's source on AgentCore (MODEL_API_KEY_PROVIDER), or None where .env gives the key."""
+    if settings.model_api_key_provider and settings.model_provider in KEYED_PROVIDERS:
+        return IdentityApiKey(settings.model_api_key_provider)
+    return None
+
+
+def refused_key(failure: BaseException) -> bool:
+    """Whether the model provider answered 401: the key is wrong, or was rotated away."""
+    seen: BaseException | None = failure
+    while seen is not None:
+        if getattr(seen, "status_code", None) == 401:
+            return True
+        seen = seen.__cause__
+    return False

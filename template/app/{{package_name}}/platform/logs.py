@@ -16,6 +16,18 @@ from datetime import UTC, datetime
 session_id: ContextVar[str | None] = ContextVar("session_id", default=None)
 request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
 
+# Secrets this process holds that no line may show, whoever logs them:
+# botocore's DEBUG lines print whole response bodies, the model's API key
+# among them (model/api_key.py). Filled at run time, never at import.
+_HIDDEN: set[str] = set()
+SHOWN_INSTEAD = "[hidden]"
+
+
+def hide_in_logs(secret: str) -> None:
+    """Every later log line shows SHOWN_INSTEAD where it would have shown this secret."""
+    if secret:
+        _HIDDEN.add(json.dumps(secret, ensure_ascii=False)[1:-1])  # as it stands in a line
+
 
 class JsonLines(logging.Formatter):
     """timestamp, level, message, logger, a record's own fields, requestId/sessionId, the error."""
@@ -41,7 +53,10 @@ class JsonLines(logging.Formatter):
             line["errorType"] = kind.__name__
             line["errorMessage"] = str(error)
             line["stackTrace"] = traceback.format_tb(trace)
-        return json.dumps(line, ensure_ascii=False, default=str)
+        text = json.dumps(line, ensure_ascii=False, default=str)
+        for secret in _HIDDEN:
+            text = text.replace(secret, SHOWN_INSTEAD)
+        return text
 
 
 def log_json_lines(level: int = logging.INFO) -> None:

@@ -37,13 +37,18 @@ _DONE = "Warm."
 
 async def warm_up(
     registry: Registry,
-    shared_model: Callable[[], Model],
+    warm_model: Callable[[], object],
     new_agent: Callable[[Model], Agent],
     caps: TurnCaps,
 ) -> dict[str, Any]:
-    """Run the turn; raise if it did not end as scripted, so the deploy fails loudly."""
+    """Run the turn; raise if it did not end as scripted, so the deploy fails loudly.
+
+    warm_model builds the real model object into the snapshot, never
+    calling it; for a model whose key AgentCore Identity gives per request,
+    it imports the provider's client instead (model/providers.py).
+    """
     started = time.perf_counter()
-    shared_model()  # the real model object, built into the snapshot; never called here
+    warm_model()
     asks = "ask_human" in {row.name for row in registry.rows}
     question = use(call("ask_human", "warmup-question", question="Warming up?"))
     model = ScriptedModel(*([question] if asks else []), reply(_DONE))
@@ -65,7 +70,7 @@ async def warm_up(
 
 def warmup_endpoint(
     registry: Registry,
-    shared_model: Callable[[], Model],
+    warm_model: Callable[[], object],
     new_agent: Callable[[Model], Agent],
     caps: TurnCaps,
 ) -> Callable[[Request], Awaitable[JSONResponse]]:
@@ -73,7 +78,7 @@ def warmup_endpoint(
 
     async def warmup(request: Request) -> JSONResponse:
         try:
-            return JSONResponse(await warm_up(registry, shared_model, new_agent, caps))
+            return JSONResponse(await warm_up(registry, warm_model, new_agent, caps))
         except Exception as failure:
             return JSONResponse(
                 {"warm": False, "error": f"{type(failure).__name__}: {failure}"}, status_code=500

@@ -34,6 +34,8 @@ from ..memory.per_user import (
     shown_again,
     with_recalled,
 )
+from ..model.api_key import ApiKeyUnavailable, IdentityApiKey
+from ..model.providers import refused_key
 from ..platform.aws_errors import SignInNeeded
 from ..platform.caller import SlackUser
 from ..wire.answers import answers_problem
@@ -66,9 +68,11 @@ class Conversations:
         on_agentcore: bool = False,
         approvers: frozenset[str] = frozenset(),
         memory: UserMemory | None = None,
+        api_key: IdentityApiKey | None = None,
         accounting: Accounting | None = None,
     ) -> None:
         self._new_model = new_model
+        self._api_key = api_key
         self._accounting = accounting
         self._memory = memory
         self._on_agentcore = on_agentcore
@@ -84,12 +88,18 @@ class Conversations:
         self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def respond(
-        self, payload: object, session_id: str | None, caller: SlackUser | None = None
+        self,
+        payload: object,
+        session_id: str | None,
+        caller: SlackUser | None = None,
+        workload_token: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Payload, schema, agent, events: every failure ends in one `error` event.
 
         The caller is the request's verified Slack user (platform/caller.py):
-        who starts a run, or who answers it.
+        who starts a run, or who answers it. The workload token is
+        AgentCore's for this request, with which the model's key is fetched
+        from AgentCore Identity when the deployment keeps it there.
         """
         session_id = session_id or LOCAL_SESSION
         try:
@@ -98,6 +108,14 @@ class Conversations:
             logger.warning("refused a payload in session %s: %s", session_id, problem)
             yield error_event(f"Refused the request: {problem}.")
             return
+        if self._api_key is not None:
+            # Before the store is touched: a resume that cannot get the key
+            # claims nothing, and its question stays answerable.
+            try:
+                await self._api_key.fetch(workload_token)
+            except ApiKeyUnavailable as unavailable:
+                yield one_line_event(session_id, unavailable)
+                return
 
         async with self._one_at_a_time(session_id):
             run: Waiting | None
@@ -123,7 +141,10 @@ class Conversations:
                 yield error_event(f"Refused the request: {refused}.")
                 return
             except SignInNeeded as signed_out:  # the model is built on the first request
-                yield signed_out_event(session_id, signed_out)
+                yield one_line_event(session_id, signed_out)
+                return
+            except ApiKeyUnavailable as unavailable:
+                yield one_line_event(session_id, unavailable)
                 return
             if over_budget:
                 yield {"data": over_budget}
@@ -249,7 +270,10 @@ class Conversations:
             if resumed:
                 await self._quietly(self.store.failed(session_id, resumed))
             if isinstance(failure, SignInNeeded):
-                yield signed_out_event(session_id, failure)
+                yield one_line_event(session_id, failure)
+                return
+            if self._api_key is not None and refused_key(failure):
+                yield self._refused_key_event(session_id, failure)
                 return
             logger.exception("run failed in session %s", session_id)
             yield error_event(f"The agent failed: {type(failure).__name__}: {failure}")
@@ -284,6 +308,22 @@ class Conversations:
             self._agents.give_back(agent)
         for interrupt_id in shown:
             yield {"interrupt": questions[interrupt_id]}
+
+    def _refused_key_event(self, session_id: str, failure: Exception) -> dict[str, str]:
+        """The provider refused the key Identity gave: forget it, so the next request fetches it.
+
+        A rotated key is then picked up at the next message; a wrong one
+        keeps failing, in this one line, until the right one is stored.
+        """
+        assert self._api_key is not None
+        self._api_key.forget()
+        refused = ApiKeyUnavailable(
+            f"The model provider refused the API key from AgentCore Identity (provider "
+            f"{self._api_key.provider_name}; {type(failure).__name__}). If it was rotated, "
+            "send the message again: the new key is fetched. Otherwise store the right key "
+            "with `make api-key ENV=<env>`."
+        )
+        return one_line_event(session_id, refused)
 
     def _hold(self, session_id: str, agent: Agent, run: str) -> None:
         """Keep the agent for a resume in this process; the store's run id says it is the same."""
@@ -330,10 +370,14 @@ class Conversations:
             logger.warning("could not record the failed run's outcome", exc_info=True)
 
 
-def signed_out_event(session_id: str, signed_out: SignInNeeded) -> dict[str, str]:
-    """One line in the log and one in the thread: what to do is sign in, which a traceback hides."""
-    logger.warning("session %s: %s", session_id, signed_out)
-    return error_event(str(signed_out))
+def one_line_event(session_id: str, failure: SignInNeeded | ApiKeyUnavailable) -> dict[str, str]:
+    """One line in the log and one in the thread, for a failure whose message says what to do.
+
+    Signing in, or mending the model's key, is for whoever runs the agent,
+    and a traceback would only hide it.
+    """
+    logger.warning("session %s: %s", session_id, failure)
+    return error_event(str(failure))
 
 
 def calls_of(agent: Agent) -> list[str]:
