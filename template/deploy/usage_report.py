@@ -19,7 +19,8 @@ from .aws import AwsError
 
 QUERY = (
     "filter ispresent(usage) "
-    "| stats sum(totalTokens) as tokens, sum(costUsd) as cost, count(*) as requests "
+    "| stats sum(totalTokens) as tokens, sum(costUsd) as usd, count(cost) as unpriced, "
+    "count(*) as requests "
     "by startedBy, sessionId, datefloor(@timestamp, 1d) as day "
     "| limit 10000"
 )
@@ -71,8 +72,10 @@ def report(rows: Iterable[Row], group: str) -> str:
         "thread": defaultdict(lambda: [0.0, 0.0, 0.0]),
         "day": defaultdict(lambda: [0.0, 0.0, 0.0]),
     }
+    unpriced = 0
     for row in rows:
-        figures = [_number(row.get(name)) for name in ("cost", "tokens", "requests")]
+        unpriced += int(_number(row.get("unpriced")))
+        figures = [_number(row.get(name)) for name in ("usd", "tokens", "requests")]
         keys = {
             "person": row.get("startedBy") or "(no verified user)",
             "thread": row.get("sessionId") or "(none)",
@@ -96,8 +99,13 @@ def report(rows: Iterable[Row], group: str) -> str:
         if not totals:
             lines.append("  (no usage lines in this period)")
         lines.append("")
+    if unpriced:
+        lines.append(
+            f"{unpriced:,} requests used a model yours/model_prices.py does not price: "
+            "their tokens are counted above, their cost is not."
+        )
     lines.append(
-        "Unpriced models add tokens, not cost (yours/model_prices.py). The same in the "
+        "The same in the "
         f"console: CloudWatch > Logs Insights, log group {group}, this query: {QUERY}"
     )
     return "\n".join(lines)

@@ -16,11 +16,13 @@ from conftest import PROJECT
 
 ROWS = [
     {"startedBy": "slack:T1:UALICE", "sessionId": "thread-a", "day": "2026-01-05 00:00:00.000",
-     "tokens": "1500", "cost": "0.0081", "requests": "2"},
+     "tokens": "1500", "usd": "0.0081", "unpriced": "0", "requests": "2"},
     {"startedBy": "slack:T1:UALICE", "sessionId": "thread-b", "day": "2026-01-06 00:00:00.000",
-     "tokens": "500", "cost": "0.0019", "requests": "1"},
+     "tokens": "500", "usd": "0.0019", "unpriced": "0", "requests": "1"},
     {"startedBy": "slack:T1:UBOB", "sessionId": "thread-c", "day": "2026-01-06 00:00:00.000",
-     "tokens": "100", "cost": "0.0005", "requests": "1"},
+     "tokens": "100", "usd": "0.0005", "unpriced": "0", "requests": "1"},
+    {"startedBy": "slack:T1:UBOB", "sessionId": "thread-d", "day": "2026-01-06 00:00:00.000",
+     "tokens": "70", "unpriced": "1", "requests": "1"},
 ]  # fmt: skip
 
 
@@ -88,6 +90,7 @@ def test_make_usage_prints_cost_per_person_thread_and_day(logs_insights):
     assert "thread-b" in made.stdout.split("Cost per thread:")[1]
     day = made.stdout.split("Cost per day:")[1]
     assert "2026-01-06" in day and "$0.0024" in day
+    assert "1 requests used a model yours/model_prices.py does not price" in made.stdout
     assert "Logs Insights, log group /aws/agent" in made.stdout
     (start, start_args), (results, _) = calls[0], calls[-1]
     assert (start, results) == ("StartQuery", "GetQueryResults")

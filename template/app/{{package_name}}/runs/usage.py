@@ -155,8 +155,13 @@ def record_usage(
         "cacheReadInputTokens": usage.cache_read,
         "cacheWriteInputTokens": usage.cache_write,
         "totalTokens": usage.total,
-        "costUsd": UNKNOWN if cost_micros is None else cost_micros / 1_000_000,
     }
+    # An unknown cost is a field of its own, never costUsd: Logs Insights'
+    # sum(costUsd) then adds numbers only, and the report counts the rest.
+    if cost_micros is None:
+        fields["cost"] = UNKNOWN
+    else:
+        fields["costUsd"] = cost_micros / 1_000_000
     cost = "an unknown cost" if cost_micros is None else f"${cost_micros / 1_000_000:.6f}"
     logger.info(
         "%s used %d tokens of %s, %s", kind, usage.total, model, cost, extra={"fields": fields}

@@ -6,13 +6,15 @@ Strands' default for Bedrock); a model missing here is logged with cost
 `cache_write` price the tokens a provider reports as read from or written
 to its prompt cache.
 
-The rows below are the default models' on-demand list prices as published
-by Anthropic (anthropic.com/pricing; Amazon Bedrock's global profile for
-Claude lists the same) and OpenAI (openai.com/api/pricing), written down on
-2026-12-03 from what the template's authors knew of those pages, not
-checked against the live pages or a bill. Prices change, and your account
-may pay others (a discount, a Region's premium, batch or provisioned
-throughput): check them, and put here what you pay.
+The rows below are list prices for on-demand use, read on 2026-12-03 from
+Anthropic's pricing page (platform.claude.com/docs/en/about-claude/pricing:
+Claude Sonnet 4 and 4.6 at $3 input, $15 output, $0.30 cache hits and $3.75
+five-minute cache writes per million tokens) and OpenAI's
+(platform.openai.com/docs/pricing: gpt-4o-mini at $0.15 input, $0.60
+output, $0.075 cached input). Amazon Bedrock bills Claude at Anthropic's
+list price through the global profile; a Regional profile (us.*) may cost
+more. Your account may pay otherwise (a discount, batch, provisioned
+throughput, one-hour cache writes): put here what you pay.
 """
 
 MODEL_PRICES: dict[str, dict[str, float]] = {
