@@ -18,7 +18,6 @@ process locally, so its totals are guarded by a lock of this process.
 
 import asyncio
 import json
-import os
 import uuid
 import weakref
 from collections.abc import Awaitable
@@ -103,40 +102,69 @@ class Counters:
 
 
 class FolderCounters(Counters):
-    """Totals as files of the folder store, written whole (a reader never sees half)."""
+    """Totals as ledgers of the folder store: one line appended per addition.
+
+    Not a total rewritten and renamed over the old one, as the run records
+    are: renaming over a file makes ext4 write the new file to disk first,
+    a wait at every turn, where an appended line is not waited for. A line
+    a crash cut short is skipped, so an addition is lost, never half made.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
+    def _ledger(self, key: str) -> Path:
+        return self.folder / f"{key.removesuffix('.json')}.jsonl"
+
     async def read(self, key: str) -> Tally:
+        return self._read(key)[0]
+
+    def _read(self, key: str) -> tuple[Tally, bool]:
+        """The total, and whether the ledger ends mid-line (a crash while appending)."""
         try:
-            return Tally.from_bytes((self.folder / key).read_bytes())
+            data = self._ledger(key).read_bytes()
         except FileNotFoundError:
-            return Tally()
+            return Tally(), False
         except OSError as failure:
             raise StoreUnavailable(f"The usage total {key} could not be read: {failure}") from None
+        total = Tally()
+        for line in data.splitlines():
+            try:
+                entry = json.loads(line)
+                amount = Tally(
+                    int(entry["tokens"]), int(entry["costMicros"]), int(entry["requests"])
+                )
+                total = total.plus(amount, str(entry["mark"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # the line a crash cut short
+        return total, bool(data) and not data.endswith(b"\n")
 
     async def add(self, key: str, amount: Tally, mark: str) -> Tally:
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
         async with lock:
-            total = await self.read(key)
+            total, cut_short = self._read(key)
             if mark in total.marks:
                 return total
-            added = total.plus(amount, mark)
-            path = self.folder / key
+            entry = {
+                "tokens": amount.tokens,
+                "costMicros": amount.cost_micros,
+                "requests": amount.requests,
+                "mark": mark,
+            }
+            line = ("\n" if cut_short else "") + json.dumps(entry) + "\n"
+            ledger = self._ledger(key)
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                partial = path.with_name(f".{path.name}.{mark}")
-                partial.write_bytes(added.to_bytes())
-                os.replace(partial, path)
+                ledger.parent.mkdir(parents=True, exist_ok=True)
+                with ledger.open("a", encoding="utf-8") as appended:
+                    appended.write(line)
             except OSError as failure:
                 raise StoreUnavailable(
                     f"The usage total {key} could not be written: {failure}"
                 ) from None
-            return added
+            return total.plus(amount, mark)
 
 
 class BucketCounters(Counters):
