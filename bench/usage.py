@@ -1,6 +1,6 @@
 """What usage accounting adds to a turn, side by side with it off, in the folder run store.
 
-Since issue 36 every request ends with its usage counted (runs/budgets.py's
+Since 0.14.0 every request ends with its usage counted (runs/budgets.py's
 Accounting, built by the factory's `accounting_of`): Strands' metrics for
 the turn are read and priced (runs/usage.py), one JSON log line is written
 and one span is started; with a thread budget set, the thread's total is
