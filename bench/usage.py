@@ -227,7 +227,7 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
     for name in apps:
         logged = any(f"warm-{tag(name)}." in session for session in by_session)
         assert logged == (name != "off"), f"{name}: usage lines {logged}"
-        totals = list((apps[name][1] / "usage" / "threads").glob("*.json"))
+        totals = list((apps[name][1] / "usage" / "threads").glob("*.jsonl"))
         assert bool(totals) == (name == "on, thread budget"), f"{name}: totals {totals}"
     assert {line["costUsd"] for line in counted} != {"unknown"}, "the model was not priced"
 

@@ -14,6 +14,8 @@ from typing import ClassVar
 import pytest
 from conftest import PROJECT
 
+pytestmark = pytest.mark.slow  # each test runs make usage as a process
+
 ROWS = [
     {"startedBy": "slack:T1:UALICE", "sessionId": "thread-a", "day": "2026-01-05 00:00:00.000",
      "tokens": "1500", "usd": "0.0081", "unpriced": "0", "requests": "2"},
