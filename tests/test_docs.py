@@ -92,6 +92,10 @@ NOT_RUN = {
         "uvx copier update *",
     ): "they need a project under git from an older release: tests/test_update.py runs them (slow)",
     ("diff -r *",): "they compare your project with a fresh rendering of the template you name",
+    ("make api-key *", "make deploy *"): (
+        "they need AWS credentials for the environment's account; tests/test_deployment.py "
+        "synthesizes what they deploy"
+    ),
 }
 
 NOT_HERE = {

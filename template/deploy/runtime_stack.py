@@ -269,7 +269,7 @@ class AgentRuntimeStack(Stack):
             name=environment.model_key_provider,
             api_key=SecretValue.secrets_manager(
                 environment.model_key_secret, version_id=pins.api_key_version
-            ).unsafe_unwrap(),  # a {{resolve:secretsmanager:...}} reference, never the key
+            ).unsafe_unwrap(),  # a secretsmanager dynamic reference, never the key
         )
         statements = [
             iam.PolicyStatement(
