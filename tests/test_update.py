@@ -50,8 +50,10 @@ RELEASES = {
     "0.11.0": "9514571379e16d46c6012ddbd573812d67bb14f9",
     # (the playground)
     "0.12.0": "d83eeac0cd351c56076309d1f14dd042a3d966ae",
+    # (test fixes)
+    "0.12.1": "01df22fb58fb471961c965ace8a6b4e6c2942d21",
 }
-CURRENT = "0.12.1"
+CURRENT = "0.13.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
