@@ -37,6 +37,8 @@ KEEP_MARKS = 200
 # Attempts at one conditional write before giving up; each lost one means
 # another turn's addition landed, so this bounds a storm, not a normal day.
 MAX_ATTEMPTS = 100
+# Ledgers whose totals the folder store keeps in memory at once.
+KEEP_KNOWN = 10_000
 
 
 class CounterContention(StoreUnavailable):
@@ -108,11 +110,15 @@ class FolderCounters(Counters):
     are: renaming over a file makes ext4 write the new file to disk first,
     a wait at every turn, where an appended line is not waited for. A line
     a crash cut short is skipped, so an addition is lost, never half made.
+    The folder is this process's alone, so a ledger is read once, at its
+    first use after a start, and its total then kept.
     """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        # Each ledger's total, and whether it ends mid-line, since it was read.
+        self._known: dict[str, tuple[Tally, bool]] = {}
 
     def _ledger(self, key: str) -> Path:
         return self.folder / f"{key.removesuffix('.json')}.jsonl"
@@ -122,6 +128,14 @@ class FolderCounters(Counters):
 
     def _read(self, key: str) -> tuple[Tally, bool]:
         """The total, and whether the ledger ends mid-line (a crash while appending)."""
+        known = self._known.get(key)
+        if known is None:
+            if len(self._known) >= KEEP_KNOWN:
+                self._known.clear()  # threads long gone; a ledger is read again if needed
+            known = self._known[key] = self._read_ledger(key)
+        return known
+
+    def _read_ledger(self, key: str) -> tuple[Tally, bool]:
         try:
             data = self._ledger(key).read_bytes()
         except FileNotFoundError:
@@ -161,10 +175,13 @@ class FolderCounters(Counters):
                 with ledger.open("a", encoding="utf-8") as appended:
                     appended.write(line)
             except OSError as failure:
+                self._known.pop(key, None)  # what reached the ledger is read again
                 raise StoreUnavailable(
                     f"The usage total {key} could not be written: {failure}"
                 ) from None
-            return total.plus(amount, mark)
+            added = total.plus(amount, mark)
+            self._known[key] = (added, False)
+            return added
 
 
 class BucketCounters(Counters):
