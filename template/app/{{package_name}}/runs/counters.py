@@ -18,6 +18,7 @@ process locally, so its totals are guarded by a lock of this process.
 
 import asyncio
 import json
+import random
 import uuid
 import weakref
 from collections.abc import Awaitable
@@ -37,6 +38,12 @@ KEEP_MARKS = 200
 # Attempts at one conditional write before giving up; each lost one means
 # another turn's addition landed, so this bounds a storm, not a normal day.
 MAX_ATTEMPTS = 100
+# Seconds a total's read or write may wait for S3 to begin its reply.
+TOTAL_READ_TIMEOUT = 5
+# Waits between attempts: up to BACKOFF_BASE after the first loss, doubling to BACKOFF_CAP.
+BACKOFF_BASE = 0.01
+BACKOFF_CAP = 0.5
+_SYSTEM_RANDOM = random.SystemRandom()
 # Ledgers whose totals the folder store keeps in memory at once.
 KEEP_KNOWN = 10_000
 
@@ -83,6 +90,17 @@ class Tally:
             int(fields["requests"]),
             tuple(fields.get("marks", ())),
         )
+
+
+def _backoff(attempt: int) -> float:
+    """Seconds to wait before trying again after losing a write: random, growing, capped.
+
+    Writers that all retry at once lose to each other again. The jitter comes
+    from the OS, not `random`: V2 restores every instance from one snapshot,
+    with one `random` state, and instances that draw the same waits retry
+    together.
+    """
+    return _SYSTEM_RANDOM.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2**attempt))
 
 
 def new_mark() -> str:
@@ -194,10 +212,21 @@ class BucketCounters(Counters):
         self._client: BaseClient | None = None
 
     def _s3(self) -> "BaseClient":
+        """The bucket's client, made on first use: a client holds connections.
+
+        A total is a few hundred bytes, so a reply that has not begun within
+        TOTAL_READ_TIMEOUT seconds is a stalled connection, not a slow one:
+        botocore gives up on it and tries again (the mark makes a repeated
+        write harmless), rather than holding the turn's end for the run
+        store's longer timeout.
+        """
+        from botocore.config import Config
+
         from .storage import _config
 
-        if self._client is None:  # on first use: a client holds connections
-            self._client = self.storage.session.client("s3", config=_config())
+        if self._client is None:
+            config = _config().merge(Config(read_timeout=TOTAL_READ_TIMEOUT))
+            self._client = self.storage.session.client("s3", config=config)
         return self._client
 
     async def read(self, key: str) -> Tally:
@@ -205,7 +234,7 @@ class BucketCounters(Counters):
         return Tally.from_bytes(data)
 
     async def add(self, key: str, amount: Tally, mark: str) -> Tally:
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             data, etag = await self._reaching(self._get(key))
             total = Tally.from_bytes(data)
             if mark in total.marks:
@@ -213,6 +242,7 @@ class BucketCounters(Counters):
             added = total.plus(amount, mark)
             if await self._reaching(self._put(key, added.to_bytes(), etag)):
                 return added
+            await asyncio.sleep(_backoff(attempt))
         raise CounterContention(
             f"The usage total {key} could not be written: {MAX_ATTEMPTS} other writes came first."
         )
