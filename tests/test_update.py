@@ -52,8 +52,10 @@ RELEASES = {
     "0.12.0": "d83eeac0cd351c56076309d1f14dd042a3d966ae",
     # (test fixes)
     "0.12.1": "01df22fb58fb471961c965ace8a6b4e6c2942d21",
+    # (every provider deploys; rollback)
+    "0.13.0": "5b5ec774cb6c3a0e1905f4e3477b8dbe72fe5549",
 }
-CURRENT = "0.13.0"
+CURRENT = "0.14.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
