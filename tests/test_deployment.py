@@ -132,11 +132,29 @@ def templates_in(outdir: Path) -> dict[str, dict[str, dict]]:
     }
 
 
+# Budgets the s3 rendering's prod sets (its staging sets none), so every test
+# of that rendering, the role's grants and cfn-lint's included, sees them.
+PROD_BUDGETS = {
+    "thread_budget_tokens": "200000",
+    "thread_budget_usd": "2.5",
+    "user_daily_budget_tokens": "1000000",
+    "user_daily_budget_usd": "10",
+    "budget_exempt": '["slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"]',
+}
+
+
+def with_prod_budgets(root: Path) -> None:
+    settings = root / "deploy" / "environments.toml"
+    lines = "".join(f"{key} = {value}\n" for key, value in PROD_BUDGETS.items())
+    settings.write_text(settings.read_text().replace("[prod]\n", f"[prod]\n{lines}", 1))
+
+
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory):
     """A factory: the named rendering's root and templates; every rendering is synthesized at once."""
     base = tmp_path_factory.mktemp("synthesized")
     roots = {name: render(base / name / "project", **RENDERINGS[name]) for name in RENDERINGS}
+    with_prod_budgets(roots["s3"])
     for root in roots.values():  # a developer's keys, where .env.example says to put them
         for env_file in (root / ".env", root / "app" / ".env"):
             env_file.write_text(
@@ -515,6 +533,26 @@ def test_with_s3_the_bucket_is_encrypted_private_and_expires_what_nobody_can_ans
     assert "aws:SecureTransport" in json.dumps(policy)
 
 
+def test_budgets_an_environment_sets_reach_its_runtime_and_no_other_environments(synthesized):
+    _, templates = synthesized("s3")
+    prod = the_runtime(runtime_stack(templates["prod"], "prod"))["EnvironmentVariables"]
+    staging = the_runtime(runtime_stack(templates["staging"], "staging"))["EnvironmentVariables"]
+
+    assert {name: value for name, value in prod.items() if "BUDGET" in name} == {
+        "THREAD_BUDGET_TOKENS": "200000",
+        "THREAD_BUDGET_USD": "2.5",
+        "USER_DAILY_BUDGET_TOKENS": "1000000",
+        "USER_DAILY_BUDGET_USD": "10",
+        "BUDGET_EXEMPT": "slack:T0123ABCD:U0123ABCD,slack:T0123ABCD:U0456EFGH",
+    }
+    assert [name for name in staging if "BUDGET" in name] == []
+    # The person's totals are the run store's objects under its prefix
+    # (usage/people/...): the grants that prefix has are theirs, and no more
+    # (test_the_execution_role_grants_exactly_... and the generated
+    # project's recorded S3 calls, made with a daily budget set).
+    assert text_of(prod["STATE_PREFIX"]) == "my-welt-agent/"
+
+
 def test_with_memory_the_stack_creates_it_and_the_runtime_is_told_its_id(synthesized):
     root, templates = synthesized("s3")
     template = runtime_stack(templates["prod"], "prod")
@@ -674,6 +712,15 @@ BAD_SETTINGS = {
     "a retention CloudWatch does not offer": (
         ("log_retention_days = 30", "log_retention_days = 31"),
         "[staging] log_retention_days must be one of CloudWatch's periods",
+    ),
+    "a daily budget with session storage, which the runtime would ignore": (
+        ("log_retention_days = 30", "log_retention_days = 30\nuser_daily_budget_usd = 10"),
+        "[staging] user_daily_budget_usd needs run_store=s3: a person's day is counted across "
+        "their threads in the bucket every instance shares",
+    ),
+    "a budget of no dollars": (
+        ("log_retention_days = 30", "log_retention_days = 30\nthread_budget_usd = -1"),
+        "[staging] thread_budget_usd must be a number of US dollars above 0",
     ),
     "a number given as text": (
         ("log_retention_days = 30", 'log_retention_days = "30"'),

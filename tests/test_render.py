@@ -123,6 +123,7 @@ def test_what_you_own_is_one_folder_beside_the_templates_machinery(project):
         "__init__.py",
         "mcp_servers.py",
         "model_options.py",
+        "model_prices.py",
         "prompt.py",
         "tools/__init__.py",
         "tools/approval.py",

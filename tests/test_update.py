@@ -52,8 +52,10 @@ RELEASES = {
     "0.12.0": "d83eeac0cd351c56076309d1f14dd042a3d966ae",
     # (test fixes)
     "0.12.1": "01df22fb58fb471961c965ace8a6b4e6c2942d21",
+    # (every provider deploys; rollback)
+    "0.13.0": "5b5ec774cb6c3a0e1905f4e3477b8dbe72fe5549",
 }
-CURRENT = "0.13.0"
+CURRENT = "0.14.0"
 # The one test of 0.1.0 that 0.2.0 breaks on purpose: Welt before v0.7 is
 # no longer spoken. CHANGELOG.md tells the user to delete it.
 BARE_ANSWER_TEST = re.compile(
@@ -328,6 +330,7 @@ def test_update_moves_the_users_files_into_yours_rebuilds_the_lock_and_keeps_the
         assert '"wiki_search": ALLOW' in (yours / "mcp_servers.py").read_text()
     # The rest arrived.
     assert (yours / "model_options.py").is_file()
+    assert (yours / "model_prices.py").is_file()
     assert (project / ".python-version").read_text() == f"{runs_on}\n"
     runtime = json.loads((project / "agentcore" / "agentcore.json").read_text())["runtimes"][0]
     assert runtime["runtimeVersion"] == f"PYTHON_{runs_on.replace('.', '_')}"
@@ -390,6 +393,7 @@ def test_an_update_leaves_yours_alone_and_brings_back_only_the_skeleton(releases
     (yours / "tools" / "approval.py").unlink()  # a sample tool the user did not want
     (project / "tests" / "yours" / "test_approval.py").unlink()
     (yours / "model_options.py").unlink()  # part of the skeleton, which model.py reads
+    (yours / "model_prices.py").unlink()  # part of it too: factory.py reads the prices
     commit_all(project, "My changes")
 
     update(project, CURRENT, data={"include_mcp": True})
@@ -398,6 +402,7 @@ def test_an_update_leaves_yours_alone_and_brings_back_only_the_skeleton(releases
     assert not (yours / "tools" / "approval.py").exists()
     assert not (project / "tests" / "yours" / "test_approval.py").exists()
     assert (yours / "model_options.py").is_file()
+    assert (yours / "model_prices.py").is_file()
     assert "USE_MCP = True\n" in (project / "app" / PACKAGE / "settings.py").read_text()
     assert_clean_merge(project)
 

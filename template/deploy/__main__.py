@@ -15,7 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TextIO
 
-from . import project, runtime
+from . import project, runtime, usage_report
 from .aws import (
     AwsError,
     check_credentials,
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         "command",
         choices=[
             "synth", "check", "deploy", "ci-role", "bootstrap", "outputs", "logs", "api-key",
-            "rollback",
+            "rollback", "usage",
         ],
     )  # fmt: skip
     parser.add_argument("env", metavar="ENV", help=f"one of {', '.join(ENVIRONMENTS)}")
@@ -150,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         "--dry-run", action="store_true", help="rollback: synthesize and say, deploy nothing"
     )
     parser.add_argument("--minutes", type=int, default=60, help="logs: how far back")
+    parser.add_argument("--period", default="7d", help="usage: how far back (7d, 24h)")
+    parser.add_argument("--log-group", help="usage: the runtime's log group (the stack's LogGroup)")
     options = parser.parse_args(argv)
     try:
         environment = load_environment(options.env)
@@ -190,6 +192,13 @@ def main(argv: list[str] | None = None) -> int:
         elif options.command == "logs":
             require_real_account(environment)
             print_logs(environment, timedelta(minutes=options.minutes))
+        elif options.command == "usage":
+            since = usage_report.period(options.period)
+            if options.log_group is None:
+                require_real_account(environment)
+            group = options.log_group or stack_outputs(environment)["LogGroup"]
+            rows = usage_report.query_usage(group, environment.region, since)
+            print(usage_report.report(rows, group))
     except (SettingError, BundleError, AwsError, ToolMissing, RollbackRefused) as failed:
         print(f"deploy: {failed}", file=sys.stderr)
         return 2

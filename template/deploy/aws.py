@@ -5,6 +5,8 @@ would otherwise fail inside the CDK CLI after the synth, with a stack trace
 that does not say which setting to fix.
 """
 
+import contextlib
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -46,31 +48,36 @@ def check_credentials(environment: Environment) -> str:
     return caller["Arn"]
 
 
-def stack_outputs(environment: Environment) -> dict[str, str]:
-    """The deployed stack's outputs (AgentArn, WeltPolicyArn, LogGroup, ...)."""
-    client = boto3.client("cloudformation", region_name=environment.region)
+@contextlib.contextmanager
+def _failing_as(environment: Environment, what_failed: str) -> Iterator[None]:
+    """botocore's failures in the block, as the one line AwsError says, and no chain.
+
+    No chain: a failure of the key's call must not carry anything of the call
+    into a traceback, and the one-line exit prints none anyway.
+    """
     try:
-        (stack,) = client.describe_stacks(StackName=environment.stack_name)["Stacks"]
+        yield
     except botocore.exceptions.NoCredentialsError:
         raise AwsError(
             f"no AWS credentials: sign in to account {environment.account} first"
         ) from None
     except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
-        raise AwsError(f"stack {environment.stack_name} could not be read: {failed}") from failed
+        raise AwsError(f"{what_failed}: {failed}") from None
+
+
+def stack_outputs(environment: Environment) -> dict[str, str]:
+    """The deployed stack's outputs (AgentArn, WeltPolicyArn, LogGroup, ...)."""
+    with _failing_as(environment, f"stack {environment.stack_name} could not be read"):
+        client = boto3.client("cloudformation", region_name=environment.region)
+        (stack,) = client.describe_stacks(StackName=environment.stack_name)["Stacks"]
     return {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
 
 
 def deployed_template(environment: Environment) -> dict:
     """The template the deployed stack was last deployed with, as CloudFormation keeps it."""
-    client = boto3.client("cloudformation", region_name=environment.region)
-    try:
+    with _failing_as(environment, f"stack {environment.stack_name} could not be read"):
+        client = boto3.client("cloudformation", region_name=environment.region)
         body = client.get_template(StackName=environment.stack_name, TemplateStage="Original")
-    except botocore.exceptions.NoCredentialsError:
-        raise AwsError(
-            f"no AWS credentials: sign in to account {environment.account} first"
-        ) from None
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
-        raise AwsError(f"stack {environment.stack_name} could not be read: {failed}") from failed
     template = body["TemplateBody"]  # botocore parses a JSON template
     if not isinstance(template, dict):
         raise AwsError(f"stack {environment.stack_name}'s template is not the JSON the CDK writes")
@@ -111,7 +118,7 @@ def store_model_key(environment: Environment, key: str) -> str:
     """
     client = boto3.client("secretsmanager", region_name=environment.region)
     name = environment.model_key_secret
-    try:
+    with _failing_as(environment, f"the key could not be stored in secret {name}"):
         try:
             stored = client.put_secret_value(SecretId=name, SecretString=key)
         except botocore.exceptions.ClientError as failed:
@@ -129,12 +136,6 @@ def store_model_key(environment: Environment, key: str) -> str:
                     {"Key": "environment", "Value": environment.name},
                 ],
             )
-    except botocore.exceptions.NoCredentialsError:
-        raise AwsError(
-            f"no AWS credentials: sign in to account {environment.account} first"
-        ) from None
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as failed:
-        raise AwsError(f"the key could not be stored in secret {name}: {failed}") from None
     return str(stored["VersionId"])
 
 

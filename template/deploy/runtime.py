@@ -94,6 +94,17 @@ def environment_variables(environment: Environment) -> dict[str, str]:
         variables["SESSION_STORAGE_DIR"] = SESSION_STORAGE_MOUNT
     if environment.approvers:
         variables["APPROVERS"] = ",".join(environment.approvers)
+    # Budgets only as the environment sets them: each costs the variables' bytes.
+    if environment.thread_budget_tokens is not None:
+        variables["THREAD_BUDGET_TOKENS"] = str(environment.thread_budget_tokens)
+    if environment.thread_budget_usd is not None:
+        variables["THREAD_BUDGET_USD"] = str(environment.thread_budget_usd)
+    if environment.user_daily_budget_tokens is not None:
+        variables["USER_DAILY_BUDGET_TOKENS"] = str(environment.user_daily_budget_tokens)
+    if environment.user_daily_budget_usd is not None:
+        variables["USER_DAILY_BUDGET_USD"] = str(environment.user_daily_budget_usd)
+    if environment.budget_exempt:
+        variables["BUDGET_EXEMPT"] = ",".join(environment.budget_exempt)
     return {**variables, **TELEMETRY}
 
 

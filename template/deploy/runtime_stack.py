@@ -60,7 +60,8 @@ class AgentRuntimeStack(Stack):
         if used > budget:
             raise SettingError(
                 f"the runtime's environment variables take {used} bytes, over platform "
-                f"{platform}'s {budget}: shorten model_id or state_bucket"
+                f"{platform}'s {budget}: shorten model_id or state_bucket, or name fewer "
+                "approvers or budget_exempt users"
             )
 
         role = iam.Role(

@@ -35,6 +35,12 @@ _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 _KINDS = {str: "text in quotes", int: "a whole number"}
 
+# The Slack users Welt verifies, as the runtime's settings read them
+# (APPROVERS, BUDGET_EXEMPT): a deploy refuses what the runtime would
+# refuse at start-up, after the deploy.
+_SLACK_USER = re.compile(r"slack:[A-Za-z0-9_-]{1,32}:[A-Za-z0-9_]{1,32}")
+_SLACK_USERS = 'a list of Slack users as Welt names them, such as ["slack:T0123ABCD:U0123ABCD"]'
+
 
 class SettingError(ValueError):
     """A setting is missing or wrong; the message is the one line to show."""
@@ -53,6 +59,13 @@ class Environment:
     state_bucket: str | None = None
     # The Slack users an APPROVERS question may be answered by (the runtime's APPROVERS).
     approvers: tuple[str, ...] = ()
+    # Budgets (the runtime's THREAD_BUDGET_*, USER_DAILY_BUDGET_*, BUDGET_EXEMPT);
+    # None sets none (docs/patterns/usage-and-budgets.md).
+    thread_budget_tokens: int | None = None
+    thread_budget_usd: float | None = None
+    user_daily_budget_tokens: int | None = None
+    user_daily_budget_usd: float | None = None
+    budget_exempt: tuple[str, ...] = ()
 
     @property
     def is_placeholder(self) -> bool:
@@ -83,8 +96,16 @@ class Environment:
 
 
 # Keys an environment may leave out.
-OPTIONAL_KEYS = ("approvers",)
-_SLACK_USER = re.compile(r"slack:[A-Za-z0-9_-]+:[A-Za-z0-9_]+")
+TOKEN_BUDGETS = ("thread_budget_tokens", "user_daily_budget_tokens")
+DOLLAR_BUDGETS = ("thread_budget_usd", "user_daily_budget_usd")
+OPTIONAL_KEYS = (
+    "approvers",
+    "thread_budget_tokens",
+    "thread_budget_usd",
+    "user_daily_budget_tokens",
+    "user_daily_budget_usd",
+    "budget_exempt",
+)
 
 
 def _keys() -> dict[str, type]:
@@ -154,14 +175,46 @@ def load_environment(name: str, path: Path = SETTINGS_FILE) -> Environment:
             where, "state_bucket", bucket, valid,
             "an S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens",
         )  # fmt: skip
-    approvers = table.pop("approvers", [])
-    _check(
-        where, "approvers", approvers,
-        isinstance(approvers, list)
-        and all(isinstance(user, str) and _SLACK_USER.fullmatch(user) for user in approvers),
-        'a list of Slack users as Welt names them, such as ["slack:T0123ABCD:U0123ABCD"]',
-    )  # fmt: skip
-    return Environment(name=name, approvers=tuple(approvers), **table)
+    approvers = _slack_users(where, "approvers", table.pop("approvers", []))
+    budget_exempt = _slack_users(where, "budget_exempt", table.pop("budget_exempt", []))
+    _check_budgets(where, table)
+    return Environment(name=name, approvers=approvers, budget_exempt=budget_exempt, **table)
+
+
+def _slack_users(where: str, key: str, users: object) -> tuple[str, ...]:
+    if not (
+        isinstance(users, list)
+        and all(isinstance(user, str) and _SLACK_USER.fullmatch(user) for user in users)
+    ):
+        raise SettingError(f"{where} {key} must be {_SLACK_USERS} (got {users!r})")
+    return tuple(users)
+
+
+def _check_budgets(where: str, table: dict) -> None:
+    """A budget is above 0, or left out: a 0 would read as "nothing may be spent" but set none."""
+    for key in TOKEN_BUDGETS:
+        if key in table:
+            value = table[key]
+            _check(
+                where, key, value, type(value) is int and value > 0,
+                "a whole number of tokens above 0 (leave it out for no budget)",
+            )  # fmt: skip
+    for key in DOLLAR_BUDGETS:
+        if key in table:
+            value = table[key]
+            _check(
+                where, key, value,
+                type(value) in (int, float) and 0 < value < float("inf"),
+                "a number of US dollars above 0, such as 2.5 (leave it out for no budget)",
+            )  # fmt: skip
+    daily = next((key for key in table if key.startswith("user_daily_budget_")), None)
+    if daily is not None and project.RUN_STORE != "s3":
+        raise SettingError(
+            f"{where} {daily} needs run_store=s3: a person's day is counted across their "
+            "threads in the bucket every instance shares, and session storage is one thread's, "
+            "so the runtime would ignore it; thread_budget_tokens and thread_budget_usd work "
+            "with either store"
+        )
 
 
 def _check(where: str, key: str, value: object, valid: object, accepts: str) -> None:

@@ -30,7 +30,10 @@ from pathlib import Path
 # The files of tools/ that the template owns; everything else there was yours.
 TEMPLATE_TOOLS = {"registry.py", "lazy.py", "left_out.py", "prebuilt.py", "mcp.py"}
 SAMPLE_TESTS = ("test_ask_human.py", "test_approval.py", "test_files.py", "test_report.py")
-SKELETON = {"__init__.py", "tools/__init__.py", "prompt.py", "mcp_servers.py", "model_options.py"}
+SKELETON = {
+    "__init__.py", "tools/__init__.py", "prompt.py", "mcp_servers.py", "model_options.py",
+    "model_prices.py",
+}  # fmt: skip
 NOT_CODE = {"__pycache__", ".venv", ".git", "node_modules"}
 
 ROWS_DOCSTRING = '''"""The agent's tools: one row each. Add a tool here, in one line.

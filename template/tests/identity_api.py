@@ -12,16 +12,15 @@ it accepts, and every call it answered; a test makes it refuse a provider
 (denied, throttled) the way Identity does.
 """
 
-import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-from memory_api import _MODEL, _problem
+from agentcore_api import SERVICE, Answer, problem, serve
 
 _PATH = "/identities/api-key"
-_INPUT = _MODEL.operation_model("GetResourceApiKey").input_shape
+_INPUT = SERVICE.operation_model("GetResourceApiKey").input_shape
 
 
 @dataclass
@@ -44,11 +43,11 @@ class IdentityApi:
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def answer(self, body: dict[str, Any]) -> Answer:
         with self.lock:
-            problem = _problem(_INPUT, body)
-            if problem:
-                return 400, {"__type": "ValidationException", "message": problem}
+            refused = problem(_INPUT, body)
+            if refused:
+                return 400, {"__type": "ValidationException", "message": refused}
             provider, token = body["resourceCredentialProviderName"], body["workloadIdentityToken"]
             self.calls.append(Call(provider, token))
             if provider in self.refusals:
@@ -67,29 +66,5 @@ class IdentityApi:
 def start_identity_api() -> tuple[IdentityApi, ThreadingHTTPServer]:
     """The server, listening on a port the OS chose, and its state."""
     api = IdentityApi()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
-            if self.path.split("?", 1)[0] == _PATH:
-                status, reply = api.answer(body)
-            else:
-                status, reply = 404, {"__type": "UnknownOperationException", "message": self.path}
-            data = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            if status >= 400:
-                self.send_header("x-amzn-ErrorType", reply["__type"])
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # the tests read the calls, not a log
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    api.url, server = serve(lambda path, body: api.answer(body) if path == _PATH else None)
     return api, server

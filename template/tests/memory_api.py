@@ -14,18 +14,15 @@ would have made into a namespace itself (`keep`), and reads the events the
 agent wrote and every call it made.
 """
 
-import json
 import re
 import threading
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-import botocore.session
-from botocore.model import Shape
+from agentcore_api import SERVICE, Answer, problem, serve
 
-_MODEL = botocore.session.get_session().get_service_model("bedrock-agentcore")
 _ROUTES = {
     re.compile(r"/memories/(?P<memoryId>[^/]+)/events"): "CreateEvent",
     re.compile(r"/memories/(?P<memoryId>[^/]+)/retrieve"): "RetrieveMemoryRecords",
@@ -53,16 +50,16 @@ class MemoryApi:
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(self, operation: str, memory_id: str, body: dict[str, Any]) -> tuple[int, dict]:
+    def answer(self, operation: str, memory_id: str, body: dict[str, Any]) -> Answer:
         with self.lock:
             self.calls.append(Call(operation, memory_id, body))
             if memory_id in self.failures:
                 status, code = self.failures[memory_id]
                 return status, {"__type": code, "message": f"{code} (from the test's Memory API)"}
-            shape = _MODEL.operation_model(operation).input_shape
-            problem = _problem(shape, {"memoryId": memory_id, **body})
-            if problem:
-                return 400, {"__type": "ValidationException", "message": problem}
+            shape = SERVICE.operation_model(operation).input_shape
+            refused = problem(shape, {"memoryId": memory_id, **body})
+            if refused:
+                return 400, {"__type": "ValidationException", "message": refused}
             if operation == "CreateEvent":
                 event = {**body, "memoryId": memory_id, "eventId": uuid.uuid4().hex}
                 self.events.append(event)
@@ -84,68 +81,16 @@ class MemoryApi:
             }
 
 
-def _problem(shape: Shape, value: Any, where: str = "") -> str:
-    """What the service would refuse in this value of the shape, or ""."""
-    meta = shape.metadata
-    if shape.type_name == "structure":
-        if not isinstance(value, dict):
-            return f"{where or 'input'} must be an object"
-        for name in shape.required_members:
-            if name not in value:
-                return f"{where}{name} is required"
-        for name, member in shape.members.items():
-            if name in value:
-                problem = _problem(member, value[name], f"{where}{name}.")
-                if problem:
-                    return problem
-        return ""
-    if shape.type_name == "list":
-        if not isinstance(value, list):
-            return f"{where} must be a list"
-        if not meta.get("min", 0) <= len(value) <= meta.get("max", len(value)):
-            return f"{where} has {len(value)} items"
-        for item in value:
-            problem = _problem(shape.member, item, where)
-            if problem:
-                return problem
-        return ""
-    if shape.type_name == "string" and isinstance(value, str):
-        if not meta.get("min", 0) <= len(value) <= meta.get("max", len(value)):
-            return f"{where.rstrip('.')} must be {meta.get('min', 0)} to {meta.get('max')} long"
-        if "pattern" in meta and not re.fullmatch(meta["pattern"], value):
-            return f"{where.rstrip('.')} {value!r} does not match {meta['pattern']}"
-    return ""
-
-
 def start_memory_api() -> tuple[MemoryApi, ThreadingHTTPServer]:
     """The server, listening on a port the OS chose, and its state."""
     api = MemoryApi()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
-            for route, operation in _ROUTES.items():
-                matched = route.fullmatch(self.path.split("?", 1)[0])
-                if matched:
-                    status, reply = api.answer(operation, matched["memoryId"], body)
-                    break
-            else:
-                status, reply = 404, {"__type": "UnknownOperationException", "message": self.path}
-            data = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            if status >= 400:
-                self.send_header("x-amzn-ErrorType", reply["__type"])
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def route(path: str, body: dict[str, Any]) -> Answer | None:
+        for pattern, operation in _ROUTES.items():
+            matched = pattern.fullmatch(path)
+            if matched:
+                return api.answer(operation, matched["memoryId"], body)
+        return None
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # the tests read the calls, not a log
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    api.url, server = serve(route)
     return api, server

@@ -90,18 +90,7 @@ def test_approvers_reach_the_runtime_as_its_approvers_setting(tmp_path):
     assert variables["APPROVERS"] == "slack:T0123ABCD:U0123ABCD,slack:T0123ABCD:U0456EFGH"
     assert variables["ON_AGENTCORE"] == "true"
     # What the deployment writes is what the agent's own settings take.
-    settings = importlib.import_module(f"{project.PACKAGE_NAME}.settings")
-    # (The scripted model and the folder store: they need no key and no bucket.)
-    # (And what the stack creates and names: the memory's id, when there is
-    # a memory, and the secret that seals stored runs.)
-    offline = {
-        **variables,
-        "MODEL_PROVIDER": "rehearsal",
-        "RUN_STORE": "session-storage",
-        "MEMORY_ID": "offlineMemory-0123456789",
-        "RUN_KEY_SECRET": "arn:aws:secretsmanager:us-east-1:000000000000:secret:RunKey-AbCdEf",
-    }
-    taken = settings.Settings.from_environment(offline)
+    taken = runtime_settings(variables)
     assert taken.approvers == {"slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"}
 
 
@@ -110,6 +99,131 @@ def test_an_approver_not_named_as_welt_names_them_is_refused(tmp_path):
 
     with pytest.raises(SettingError, match=r"\[staging\] approvers must be a list of Slack users"):
         load_environment("staging", path)
+
+
+def runtime_settings(variables: dict[str, str]):
+    """The agent's own settings, read from what the deployment gives the runtime.
+
+    With the scripted model and the folder store, which need no key and no
+    bucket, and what the stack creates and names: the memory's id, when
+    there is a memory, and the secret that seals stored runs.
+    """
+    settings = importlib.import_module(f"{project.PACKAGE_NAME}.settings")
+    offline = {
+        **variables,
+        "MODEL_PROVIDER": "rehearsal",
+        "RUN_STORE": "session-storage",
+        "MEMORY_ID": "offlineMemory-0123456789",
+        "RUN_KEY_SECRET": "arn:aws:secretsmanager:us-east-1:000000000000:secret:RunKey-AbCdEf",
+    }
+    return settings.Settings.from_environment(offline)
+
+
+def with_store(tmp_path: Path, monkeypatch, store: str, *lines: str) -> Path:
+    """environments.toml as a project with that run store has it, lines added to [staging]."""
+    monkeypatch.setattr(project, "RUN_STORE", store)
+    text = re.sub(r"^state_bucket = .*\n", "", SETTINGS_FILE.read_text(), flags=re.M)
+    if store == "s3":
+        lines = ('state_bucket = "acme-agent-runs-staging"', *lines)
+        text = text.replace("[prod]\n", '[prod]\nstate_bucket = "acme-agent-runs"\n', 1)
+    edited = tmp_path / "environments.toml"
+    edited.write_text(text.replace("[staging]\n", "\n".join(["[staging]", *lines, ""]), 1))
+    return edited
+
+
+BUDGETS = (
+    "thread_budget_tokens = 200000",
+    "thread_budget_usd = 2.5",
+    'budget_exempt = ["slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"]',
+)
+
+
+@pytest.mark.parametrize("store", ["session-storage", "s3"])
+def test_budgets_set_reach_the_runtime_as_the_settings_it_reads_and_none_else(
+    tmp_path, monkeypatch, store
+):
+    daily = ("user_daily_budget_tokens = 1000000", "user_daily_budget_usd = 10")
+    path = with_store(tmp_path, monkeypatch, store, *BUDGETS, *(daily if store == "s3" else ()))
+
+    variables = runtime.environment_variables(load_environment("staging", path))
+
+    budgets = {name: value for name, value in variables.items() if "BUDGET" in name}
+    assert budgets == {
+        "THREAD_BUDGET_TOKENS": "200000",
+        "THREAD_BUDGET_USD": "2.5",
+        "BUDGET_EXEMPT": "slack:T0123ABCD:U0123ABCD,slack:T0123ABCD:U0456EFGH",
+        **(
+            {"USER_DAILY_BUDGET_TOKENS": "1000000", "USER_DAILY_BUDGET_USD": "10"}
+            if store == "s3"
+            else {}
+        ),
+    }
+    taken = runtime_settings(variables)
+    assert (taken.thread_budget_tokens, taken.thread_budget_usd) == (200_000, 2.5)
+    assert taken.budget_exempt == {"slack:T0123ABCD:U0123ABCD", "slack:T0123ABCD:U0456EFGH"}
+    if store == "s3":
+        assert (taken.user_daily_budget_tokens, taken.user_daily_budget_usd) == (1_000_000, 10)
+    # Prod sets none, and gets none: each variable costs the platform's bytes.
+    unset = runtime.environment_variables(load_environment("prod", path))
+    assert [name for name in unset if "BUDGET" in name] == []
+
+
+BAD_BUDGETS = {
+    "tokens as a fraction": (
+        "thread_budget_tokens = 1.5",
+        "[staging] thread_budget_tokens must be a whole number of tokens above 0 "
+        "(leave it out for no budget) (got 1.5)",
+    ),
+    "dollars as text": (
+        'thread_budget_usd = "2.50"',
+        "[staging] thread_budget_usd must be a number of US dollars above 0, such as 2.5 "
+        "(leave it out for no budget) (got '2.50')",
+    ),
+    "a negative budget": (
+        "thread_budget_tokens = -100",
+        "[staging] thread_budget_tokens must be a whole number of tokens above 0",
+    ),
+    "a budget of nothing, which would set none": (
+        "thread_budget_usd = 0",
+        "[staging] thread_budget_usd must be a number of US dollars above 0",
+    ),
+    "an endless budget": (
+        "thread_budget_usd = inf",
+        "[staging] thread_budget_usd must be a number of US dollars above 0",
+    ),
+    "an exempt user not named as Welt names them": (
+        'budget_exempt = ["U0123ABCD"]',
+        "[staging] budget_exempt must be a list of Slack users as Welt names them, "
+        """such as ["slack:T0123ABCD:U0123ABCD"] (got ['U0123ABCD'])""",
+    ),
+    "one exempt user rather than a list": (
+        'budget_exempt = "slack:T0123ABCD:U0123ABCD"',
+        "[staging] budget_exempt must be a list of Slack users",
+    ),
+}
+
+
+@pytest.mark.parametrize("line, message", BAD_BUDGETS.values(), ids=BAD_BUDGETS.keys())
+def test_a_bad_budget_is_refused_in_one_line_naming_it(tmp_path, monkeypatch, line, message):
+    path = with_store(tmp_path, monkeypatch, "s3", line)
+
+    with pytest.raises(SettingError) as refused:
+        load_environment("staging", path)
+
+    assert message in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("key", ["user_daily_budget_tokens = 1000", "user_daily_budget_usd = 10"])
+def test_a_daily_budget_with_session_storage_is_refused_naming_why(tmp_path, monkeypatch, key):
+    path = with_store(tmp_path, monkeypatch, "session-storage", key)
+
+    with pytest.raises(SettingError) as refused:
+        load_environment("staging", path)
+
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"environments.toml [staging] {key.split()[0]} needs run_store=s3: ")
+    assert "the runtime would ignore it" in line
 
 
 # docs/deploying.md: what a deployment's reader is shown must be what it does.

@@ -124,6 +124,10 @@ NOT_RUN = {
     ("npx @aws/agentcore@* dev*",): (
         "it needs Node.js and the AgentCore CLI from npm, which the project does not install"
     ),
+    ("make usage *",): (
+        "it needs AWS credentials; tests/test_usage_report.py runs it against a Logs Insights "
+        "server of its own"
+    ),
     ("uv run python scripts/answer.py *",): (
         "it needs a running agent with an open question (tests/test_answer_script.py "
         "drives the script)"

@@ -30,10 +30,13 @@ from .platform.logs import log_json_lines, request_id, session_id
 from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
 from .platform.warmup import WARMUP_PATH, warmup_endpoint
+from .runs.budgets import Accounting
 from .runs.conversations import Conversations
+from .runs.counters import counters_for
 from .runs.seal import open_seal_key
 from .runs.storage import open_run_storage
 from .runs.stored_runs import StoredRuns
+from .runs.usage import Prices
 from .settings import AGENT_NAME, USE_MCP, ConfigurationError, Settings
 from .tools.left_out import LeftOutLibrary, explained
 from .tools.mcp import McpServerError, McpServers
@@ -91,6 +94,7 @@ def create_app(
         approvers=settings.approvers,
         memory=UserMemory(settings.memory_id) if settings.memory_id else None,
         api_key=api_key,
+        accounting=accounting_of(settings, store),
     )
     start_tracing(settings)
 
@@ -138,6 +142,17 @@ def stored_runs(settings: Settings) -> StoredRuns:
         answer_within_days=settings.answer_within_days,
         max_waiting=settings.max_pending_runs,
     )
+
+
+def accounting_of(settings: Settings, store: StoredRuns) -> Accounting:
+    """Usage lines priced with yours/model_prices.py; budgets kept beside the store's runs."""
+    from .yours.model_prices import MODEL_PRICES
+
+    accounting = Accounting(settings, Prices(MODEL_PRICES), counters_for(store.storage))
+    budgets = accounting.describe()
+    if budgets:
+        logger.info(budgets)
+    return accounting
 
 
 def registry_of_yours(settings: Settings) -> ServingRegistry:

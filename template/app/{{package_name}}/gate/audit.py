@@ -125,6 +125,28 @@ def record_turned_away(
     )
 
 
+def record_over_budget(
+    *, budget: str, setting: str, used: str, resets: str, sender: str | None, session: str
+) -> None:
+    """One audit line for a turn a budget refused (runs/budgets.py): whose, which, until when."""
+    fields: dict[str, object] = {
+        "audit": "over-budget",
+        "at": "turn",
+        "budget": budget,
+        "setting": setting,
+        "used": used,
+        "resets": resets,
+        "sentBy": sender,
+        "sessionId": session,
+    }
+    logger.info(
+        "over budget: %s refused a turn sent by %s",
+        setting,
+        sender or "nobody verified",
+        extra={"fields": fields},
+    )
+
+
 def _who(answerer: str | None, sender: str | None, answers: int) -> str:
     if answerer is not None:
         return answerer

@@ -29,8 +29,9 @@ class ScriptedModel(Model):
     # Tests read what the model was shown; a long-lived rehearsal server must not keep it.
     records_requests = True
 
-    def __init__(self, *turns: list[Event]) -> None:
+    def __init__(self, *turns: list[Event], model_id: str = "scripted") -> None:
         self.turns = list(turns)
+        self.model_id = model_id
         self.requests: list[Messages] = []
         self.system_prompts: list[str | None] = []
 
@@ -38,7 +39,7 @@ class ScriptedModel(Model):
         pass
 
     def get_config(self) -> dict[str, str]:
-        return {"model_id": "scripted"}
+        return {"model_id": self.model_id}
 
     async def structured_output(self, output_model, prompt, system_prompt=None, **kwargs):
         raise NotImplementedError("the scripted model plays back text and tool calls only")
@@ -80,6 +81,26 @@ def reply(*chunks: str) -> list[Event]:
         {"contentBlockStop": {}},
         {"messageStop": {"stopReason": "end_turn"}},
     ]
+
+
+def with_usage(
+    turn: list[Event], input: int, output: int, cache_read: int = 0, cache_write: int = 0
+) -> list[Event]:
+    """The turn, ending with the usage a provider reports in its stream's metadata event.
+
+    Strands counts a call's tokens from that event alone (its metrics), as
+    Bedrock's ConverseStream sends it after messageStop.
+    """
+    usage: dict[str, int] = {
+        "inputTokens": input,
+        "outputTokens": output,
+        "totalTokens": input + output + cache_read + cache_write,
+    }
+    if cache_read:
+        usage["cacheReadInputTokens"] = cache_read
+    if cache_write:
+        usage["cacheWriteInputTokens"] = cache_write
+    return [*turn, {"metadata": {"usage": usage, "metrics": {"latencyMs": 1}}}]
 
 
 def call(name: str, tool_use_id: str, **tool_input: object) -> list[Event]:

@@ -41,6 +41,7 @@ from ..platform.caller import SlackUser
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
 from ..wire.payload import RefusedPayload, WeltAnswer, WeltMessage, WeltRequest, as_welt_request
+from .budgets import Accounting
 from .idle_agents import IdleAgents
 from .outcomes import CannotContinue, SessionIdError, unreadable_history
 from .record import Waiting, load
@@ -68,9 +69,11 @@ class Conversations:
         approvers: frozenset[str] = frozenset(),
         memory: UserMemory | None = None,
         api_key: IdentityApiKey | None = None,
+        accounting: Accounting | None = None,
     ) -> None:
         self._new_model = new_model
         self._api_key = api_key
+        self._accounting = accounting
         self._memory = memory
         self._on_agentcore = on_agentcore
         self._approvers = approvers
@@ -117,10 +120,17 @@ class Conversations:
         async with self._one_at_a_time(session_id):
             run: Waiting | None
             answers: dict[str, WeltAnswer] = {}
+            over_budget: str | None = None
             try:
                 if "interrupt_responses" in request:
                     answers = request["interrupt_responses"]
                     agent, run = await self._resumed(session_id, answers, caller)
+                elif self._accounting and (
+                    over_budget := await self._accounting.refusal(
+                        session_id, caller.id if caller else None
+                    )
+                ):
+                    pass  # refused before anything of the thread is touched
                 else:
                     agent, run = await self._fresh(session_id, caller), None
                     await self._recall(agent, caller, request["messages"])
@@ -135,6 +145,9 @@ class Conversations:
                 return
             except ApiKeyUnavailable as unavailable:
                 yield one_line_event(session_id, unavailable)
+                return
+            if over_budget:
+                yield {"data": over_budget}
                 return
             answering = Answering(
                 caller,
@@ -243,12 +256,16 @@ class Conversations:
             files_from = self._registry.files_from
             state = {ANSWERING: answering}
             replies = reply_events(agent, request, files_from, self._caps, state)
-            async with aclosing(replies) as events:
-                async for event in events:
-                    if "interrupt" in event:
-                        questions[event["interrupt"]["id"]] = event["interrupt"]
-                        continue
-                    yield event
+            try:
+                async with aclosing(replies) as events:
+                    async for event in events:
+                        if "interrupt" in event:
+                            questions[event["interrupt"]["id"]] = event["interrupt"]
+                            continue
+                        yield event
+            finally:  # a run that failed or was cut short was paid for too
+                if self._accounting:
+                    await self._accounting.count(agent, session_id, resumed=bool(resumed))
         except Exception as failure:
             if resumed:
                 await self._quietly(self.store.failed(session_id, resumed))
