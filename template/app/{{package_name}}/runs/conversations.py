@@ -125,15 +125,13 @@ class Conversations:
                 if "interrupt_responses" in request:
                     answers = request["interrupt_responses"]
                     agent, run = await self._resumed(session_id, answers, caller)
-                elif self._accounting and (
-                    over_budget := await self._accounting.refusal(
-                        session_id, caller.id if caller else None
-                    )
-                ):
-                    pass  # refused before anything of the thread is touched
                 else:
-                    agent, run = await self._fresh(session_id, caller), None
-                    await self._recall(agent, caller, request["messages"])
+                    if self._accounting:  # before anything of the thread is touched
+                        caller_id = caller.id if caller else None
+                        over_budget = await self._accounting.refusal(session_id, caller_id)
+                    if not over_budget:
+                        agent, run = await self._fresh(session_id, caller), None
+                        await self._recall(agent, caller, request["messages"])
             except (CannotContinue, StoreUnavailable) as refused:
                 yield error_event(str(refused))
                 return

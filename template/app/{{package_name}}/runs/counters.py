@@ -222,10 +222,10 @@ class BucketCounters(Counters):
         """
         from botocore.config import Config
 
-        from .storage import _config
+        from .storage import client_config
 
         if self._client is None:
-            config = _config().merge(Config(read_timeout=TOTAL_READ_TIMEOUT))
+            config = client_config().merge(Config(read_timeout=TOTAL_READ_TIMEOUT))
             self._client = self.storage.session.client("s3", config=config)
         return self._client
 

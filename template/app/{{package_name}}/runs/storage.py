@@ -130,7 +130,7 @@ class BucketStorage(RunStorage):
                 bucket,
                 prefix=self.prefix.rstrip("/"),
                 boto_session=self.session,
-                boto_client_config=_config(),
+                boto_client_config=client_config(),
             )
         )
         self._client: BaseClient | None = None
@@ -143,7 +143,7 @@ class BucketStorage(RunStorage):
         from botocore.exceptions import ClientError
 
         if self._client is None:
-            self._client = self.session.client("s3", config=_config())
+            self._client = self.session.client("s3", config=client_config())
         try:
             await asyncio.to_thread(
                 self._client.put_object,
@@ -183,7 +183,7 @@ def open_run_storage(settings: Settings) -> RunStorage:
     return FolderStorage(settings.session_storage_dir)
 
 
-def _config() -> "Config":
+def client_config() -> "Config":
     from botocore.config import Config
 
     # Connect quickly or say so: a human waits in Slack behind every store call.
