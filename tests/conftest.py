@@ -129,9 +129,9 @@ def renderings(tmp_path_factory):
     _RENDERINGS.clear()
 
 
-def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     """Run a command in a generated project, on the Python its .python-version names."""
-    return run_in(command, cwd, python_for(project_python(cwd)))
+    return run_in(command, cwd, python_for(project_python(cwd)), **env)
 
 
 def project_python(project: Path) -> str:
@@ -171,16 +171,18 @@ def python_for(version: str) -> str:
     pytest.skip(f"Python {version} is not installed on this machine")
 
 
-def run_in(command: list[str], cwd: Path, python: str) -> subprocess.CompletedProcess:
+def run_in(
+    command: list[str], cwd: Path, python: str, **extra: str
+) -> subprocess.CompletedProcess:
     """Run a command in a generated project, offline-safe, with uv pinned to this Python.
 
-    A leading "uv" is the suite's own uv binary.
+    A leading "uv" is the suite's own uv binary; `extra` adds to the environment.
     """
     if command[0] == "uv":
         command = [UV, *command[1:]]
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     env.update(
-        AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never"
+        AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never", **extra
     )
     # The project's Makefile says `uv`: make it this uv, not a shim.
     env["PATH"] = os.pathsep.join([str(Path(UV).parent), env.get("PATH", "")])
@@ -230,6 +232,28 @@ def built_project(tmp_path_factory):
         if isinstance(built[name], str):  # every test that needs it fails, saying why
             pytest.fail(built[name])
         return built[name]
+
+    return of
+
+
+@pytest.fixture(scope="session")
+def shared_environments(tmp_path_factory):
+    """A factory: for a Python, the variables that give many projects one environment.
+
+    Projects whose dependencies are the same (the same Python and provider)
+    need not each build an environment: uv syncs all of them into one
+    (UV_PROJECT_ENVIRONMENT), and mypy keeps one cache for all (MYPY_CACHE_DIR),
+    which it checks file by file, so each project is still checked whole. One
+    per pytest-xdist worker, so that no two commands sync one at once.
+    """
+    root = tmp_path_factory.mktemp("environments")
+
+    def of(python: str, provider: str = "bedrock") -> dict[str, str]:
+        where = root / f"{python}-{provider}"
+        return {
+            "UV_PROJECT_ENVIRONMENT": str(where / "venv"),
+            "MYPY_CACHE_DIR": str(where / "mypy"),
+        }
 
     return of
 

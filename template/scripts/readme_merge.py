@@ -1,0 +1,118 @@
+"""After `copier update`: merge the README three-way, once, for a project from before 0.15.0.
+
+Until 0.15.0 README.md was yours, and the template's README sat beside it
+(.copier-readme.md, from 0.11.0). Now the README is the template's, and
+copier merges each release into it, keeping your edits, as it does every
+file of the template's. The first update from an older release has no
+common ancestor to merge with, since that release never rendered README.md
+during an update, so copier marks every difference between your README and
+the new one as a conflict, your edits and the template's alike. This
+script merges again with the README the project was made from as the
+ancestor: the .copier-readme.md the last commit holds or, for a project
+from before 0.11.0, that release's README rendered afresh. What both you
+and the template changed stays marked, for you to resolve.
+"""
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+README = Path("README.md")
+# copier's labels for the two sides of a conflict in a file it updates.
+OURS, SPLIT, THEIRS = "<<<<<<< before updating", "=======", ">>>>>>> after updating"
+
+
+def git_show(path: str) -> str | None:
+    """A file as the last commit holds it, or None where it holds none."""
+    shown = subprocess.run(["git", "show", f"HEAD:{path}"], capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else None
+
+
+def sides(text: str) -> tuple[str, str]:
+    """Your README and the release's, out of a file copier merged with no ancestor."""
+    yours: list[str] = []
+    release: list[str] = []
+    side = "both"
+    for line in text.splitlines(keepends=True):
+        marker = line.rstrip("\n")
+        if side == "both" and marker == OURS:
+            side = "yours"
+        elif side == "yours" and marker == SPLIT:
+            side = "release"
+        elif side == "release" and marker == THEIRS:
+            side = "both"
+        else:
+            if side in ("both", "yours"):
+                yours.append(line)
+            if side in ("both", "release"):
+                release.append(line)
+    return "".join(yours), "".join(release)
+
+
+def rendered_before() -> str | None:
+    """The README of the release the last commit was made from, rendered with its answers."""
+    answers = git_show(".copier-answers.yml")
+    if answers is None:
+        return None
+    fields = dict(
+        line.split(": ", 1)
+        for line in answers.splitlines()
+        if line.startswith(("_commit: ", "_src_path: "))
+    )
+    if not {"_commit", "_src_path"} <= set(fields):
+        return None
+    kept = "".join(
+        line + "\n"
+        for line in answers.splitlines()
+        if line.strip() and not line.startswith(("_", "#"))
+    )
+    with tempfile.TemporaryDirectory() as scratch:
+        data = Path(scratch, "answers.yml")
+        data.write_text(kept)
+        copy = Path(scratch, "copy")
+        made = subprocess.run(
+            ["uvx", "--from", "copier>=9.12", "copier", "copy", "--quiet", "--defaults"]
+            + ["--vcs-ref", fields["_commit"].strip(), "--data-file", str(data)]
+            + [fields["_src_path"].strip().strip("'\""), str(copy)],
+            capture_output=True,
+            text=True,
+        )
+        readme = copy / "README.md"
+        return readme.read_text() if made.returncode == 0 and readme.is_file() else None
+
+
+def merged(yours: str, ancestor: str, release: str) -> tuple[str, int]:
+    """git's three-way merge of the three texts, and how many conflicts it left."""
+    with tempfile.TemporaryDirectory() as scratch:
+        paths = [Path(scratch, name) for name in ("yours", "ancestor", "release")]
+        for path, text in zip(paths, (yours, ancestor, release), strict=True):
+            path.write_text(text)
+        labels = ["-L", "yours", "-L", "the release you updated from", "-L", "this release"]
+        done = subprocess.run(
+            ["git", "merge-file", "-p", *labels, *map(str, paths)], capture_output=True, text=True
+        )
+    if done.returncode < 0:
+        raise RuntimeError(done.stderr.strip())
+    return done.stdout, done.returncode
+
+
+def main() -> int:
+    if not README.is_file() or OURS not in README.read_text().splitlines():
+        return 0  # copier merged it, as it does from 0.15.0 on
+    if git_show("scripts/readme_merge.py") is not None:
+        return 0  # the project already had an ancestor: copier's conflicts are real ones
+    ancestor = git_show(".copier-readme.md") or rendered_before()
+    if ancestor is None:
+        print("README.md: no earlier README to merge with; resolve its conflicts by hand.")
+        return 0
+    yours, release = sides(README.read_text())
+    text, conflicts = merged(yours, ancestor, release)
+    README.write_text(text)
+    left = f", {conflicts} conflict(s) left where you and the template both changed it"
+    print(f"README.md: your edits merged into the template's README{left if conflicts else ''}.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
