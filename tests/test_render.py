@@ -268,3 +268,18 @@ def test_the_readme_gives_every_module_of_the_package_a_line_of_its_own(project)
         and f"`{path.relative_to(root)}`" not in readme
     ]
     assert missing == []
+
+
+def test_the_update_leaves_in_tools_every_module_the_template_renders_there(project):
+    """scripts/move_yours.py moves what a project from before 0.4.0 kept in tools/ into yours/.
+
+    It takes any module of tools/ it does not know for one of yours, so each
+    module the template renders there must be on its list.
+    """
+    root = project(include_mcp=True)
+    source = (root / "scripts" / "move_yours.py").read_text()
+    (listed,) = re.findall(r"^TEMPLATE_TOOLS = (\{.*\})$", source, re.M)
+
+    rendered = {path.name for path in (root / "app" / "my_welt_agent" / "tools").glob("*.py")}
+
+    assert rendered <= ast.literal_eval(listed)

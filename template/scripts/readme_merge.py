@@ -71,10 +71,18 @@ def rendered_before() -> str | None:
         data = Path(scratch, "answers.yml")
         data.write_text(kept)
         copy = Path(scratch, "copy")
+        source = fields["_src_path"].strip().strip("'\"")
+        copier = ["uvx", "--from", "copier>=9.12", "copier", "copy", "--quiet", "--defaults"]
         made = subprocess.run(
-            ["uvx", "--from", "copier>=9.12", "copier", "copy", "--quiet", "--defaults"]
-            + ["--vcs-ref", fields["_commit"].strip(), "--data-file", str(data)]
-            + [fields["_src_path"].strip().strip("'\""), str(copy)],
+            [
+                *copier,
+                "--vcs-ref",
+                fields["_commit"].strip(),
+                "--data-file",
+                str(data),
+                source,
+                str(copy),
+            ],
             capture_output=True,
             text=True,
         )
