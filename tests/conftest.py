@@ -6,6 +6,7 @@ import glob
 import itertools
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,21 @@ COMBINATIONS = [
     dict(zip(TOGGLES, values))
     for values in itertools.product((True, False), repeat=len(TOGGLES))
 ]
+
+
+def pytest_configure(config):
+    """Three fresh seeds for tests/test_any_answers.py, unless ANSWER_SEEDS names them.
+
+    Drawn once, in the process that starts the run: pytest-xdist's workers
+    inherit the variable, so each collects the same answer sets.
+    """
+    fresh = ",".join(str(secrets.randbelow(1_000_000)) for _ in range(3))
+    os.environ.setdefault("ANSWER_SEEDS", fresh)
+
+
+def pytest_report_header(config):
+    sets = os.environ.get("ANSWER_SETS", "2")
+    return f"answer sets: ANSWER_SEEDS={os.environ['ANSWER_SEEDS']} ANSWER_SETS={sets}"
 
 
 def combination_id(answers: dict) -> str:

@@ -202,10 +202,11 @@ README_LINE = "Penny answers billing questions for Acme."
 README_SECTION = "## Our runbook\n\nPage the billing team before a deploy.\n"
 
 
-def edit_as_a_user(project: Path) -> dict[str, str]:
-    """A user's edits of their project; what each must still say after the update, by path."""
+def edit_as_a_user(project: Path) -> tuple[dict[str, str], list[Path]]:
+    """A user's edits; what each must still say after the update, by path; the files edited."""
     layout = Layout(project)
     kept = {}
+    files = [layout.tools / "weather.py", layout.tools / "__init__.py", layout.yours / "prompt.py"]
     (layout.tools / "weather.py").write_text(weather_tool(layout))
     kept[f"app/{PACKAGE}/yours/tools/weather.py"] = "says: sunny in {city}"
     tools = layout.tools / "__init__.py"
@@ -220,10 +221,12 @@ def edit_as_a_user(project: Path) -> dict[str, str]:
     else:  # 0.1.0: a list of tools, and their decisions in policy.py
         edit(tools, "    ask_human,\n", "    ask_human,\n    forecast,\n")
         edit(layout.package / "policy.py", '    "ask_human": ALLOW,\n', '    "ask_human": ALLOW,\n    "forecast": ALLOW,\n')
+        files.append(layout.package / "policy.py")
     kept[f"app/{PACKAGE}/yours/tools/__init__.py"] = "Row(forecast, ALLOW)"
     test_path, test = weather_test(layout)
     (project / test_path).write_text(test)
     kept[test_path] = "sunny in Oslo"
+    files.append(project / test_path)
 
     edit(layout.yours / "prompt.py", "an assistant in a Slack thread", "Penny, the billing helper")
     kept[f"app/{PACKAGE}/yours/prompt.py"] = "Penny, the billing helper"
@@ -231,6 +234,7 @@ def edit_as_a_user(project: Path) -> dict[str, str]:
     if approval.is_file():  # a sample tool, reworded
         edit(approval, "before you take it.", "before you take it; say what it costs.")
         kept[f"app/{PACKAGE}/yours/tools/approval.py"] = "say what it costs."
+        files.append(approval)
     servers = next(
         (p for p in (layout.yours / "mcp_servers.py", layout.tools / "mcp_servers.py") if p.is_file()),
         None,
@@ -239,10 +243,12 @@ def edit_as_a_user(project: Path) -> dict[str, str]:
         edit(servers, '    # StreamableHttp("wiki"', '    StreamableHttp("wiki", "http://127.0.0.1:9/mcp"),\n    # StreamableHttp("wiki"')
         edit(servers, '    # "files_read_file": ALLOW,\n', '    "wiki_search": ALLOW,\n    # "files_read_file": ALLOW,\n')
         kept[f"app/{PACKAGE}/yours/mcp_servers.py"] = '"wiki_search": ALLOW'
+        files.append(servers)
     options = layout.yours / "model_options.py"
     if options.is_file():
         edit(options, '    "bedrock": {\n        # "temperature": 0.3,', '    "bedrock": {\n        "temperature": 0.3,')
         kept[f"app/{PACKAGE}/yours/model_options.py"] = '        "temperature": 0.3,'
+        files.append(options)
     environments = project / "deploy" / "environments.toml"
     if environments.is_file():
         edit(environments, 'account = "000000000000"', 'account = "111122223333"')
@@ -252,7 +258,19 @@ def edit_as_a_user(project: Path) -> dict[str, str]:
     edit(readme, "# my-welt-agent\n", f"# my-welt-agent\n\n{README_LINE}\n")
     readme.write_text(readme.read_text().rstrip("\n") + f"\n\n{README_SECTION}")
     kept["README.md"] = README_LINE
-    return kept
+    return kept, files
+
+
+def formatted_as_make_format_does(project: Path, mine: list[Path]) -> None:
+    """The user's edits, fixed and formatted by ruff as `make format` did on their release."""
+    from conftest import UV
+
+    for command in (["check", "--fix", "--quiet"], ["format", "--quiet"]):
+        done = subprocess.run(
+            [UV, "tool", "run", "ruff", *command, *map(str, mine)],
+            cwd=project, capture_output=True, text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 def listed_steps(said: str) -> list[str]:
@@ -306,7 +324,8 @@ def python_after(release: str) -> str:
 def served(project: Path, expression: str, env: dict[str, str]) -> str:
     """An expression evaluated where `import main` has set up the agent, as the server does."""
     code = f"import sys; sys.path[:0] = ['app']; import main; print({expression})"
-    result = run(["uv", "run", "--no-sync", "python", "-c", code], project, **env)
+    here = {**env, "RUN_STORE": "session-storage", "MCP_SERVERS": "off"}  # no bucket, no server
+    result = run(["uv", "run", "--no-sync", "python", "-c", code], project, **here)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout.strip()
 
@@ -324,7 +343,8 @@ def test_every_release_updates_to_this_one_keeping_the_users_edits_and_green(
     )
     git(project, "init", "-q")
     commit_all(project, "Generated")
-    kept = edit_as_a_user(project)
+    kept, edited = edit_as_a_user(project)
+    formatted_as_make_format_does(project, edited)
     commit_all(project, "Penny tells the weather")
 
     def checked(*make: str) -> str:

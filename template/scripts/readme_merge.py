@@ -13,6 +13,7 @@ from before 0.11.0, that release's README rendered afresh. What both you
 and the template changed stays marked, for you to resolve.
 """
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from pathlib import Path
 README = Path("README.md")
 # copier's labels for the two sides of a conflict in a file it updates.
 OURS, SPLIT, THEIRS = "<<<<<<< before updating", "=======", ">>>>>>> after updating"
+HEADING = re.compile(r"^#{1,6} +\S")
 
 
 def git_show(path: str) -> str | None:
@@ -90,8 +92,26 @@ def rendered_before() -> str | None:
         return readme.read_text() if made.returncode == 0 and readme.is_file() else None
 
 
-def merged(yours: str, ancestor: str, release: str) -> tuple[str, int]:
-    """git's three-way merge of the three texts, and how many conflicts it left."""
+def sections(text: str) -> list[tuple[str, str]]:
+    """The README's sections in order, each as its heading line and its text (heading included).
+
+    A `#` line inside a fenced block is code, not a heading.
+    """
+    found: list[tuple[str, list[str]]] = [("", [])]
+    fenced = False
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and HEADING.match(line):
+            found.append((line.strip(), []))
+        found[-1][1].append(line)
+    # Blank lines at a section's end only separate it from the next: not part of it.
+    texts = [(heading, "".join(lines).rstrip("\n") + "\n") for heading, lines in found]
+    return [(heading, text) for heading, text in texts if heading or text.strip()]
+
+
+def merged_lines(yours: str, ancestor: str, release: str) -> tuple[str, int]:
+    """git's three-way merge of three texts, and how many conflicts it left."""
     with tempfile.TemporaryDirectory() as scratch:
         paths = [Path(scratch, name) for name in ("yours", "ancestor", "release")]
         for path, text in zip(paths, (yours, ancestor, release), strict=True):
@@ -103,6 +123,43 @@ def merged(yours: str, ancestor: str, release: str) -> tuple[str, int]:
     if done.returncode < 0:
         raise RuntimeError(done.stderr.strip())
     return done.stdout, done.returncode
+
+
+def merged(yours: str, ancestor: str, release: str) -> tuple[str, int]:
+    """The three READMEs merged section by section, in the release's order.
+
+    A section only one side changed takes that side; one both changed is
+    merged line by line; a section you added stays after the one it
+    followed, so that a section appended at the end never clashes with a
+    release that changed the last of its own.
+    """
+    mine, before, theirs = dict(sections(yours)), dict(sections(ancestor)), dict(sections(release))
+    follows: dict[str, list[str]] = {}
+    previous = ""
+    for heading, _ in sections(yours):
+        if heading not in before and heading not in theirs:
+            follows.setdefault(previous, []).append(heading)
+        else:
+            previous = heading
+    parts: list[str] = []
+    conflicts = 0
+    for heading, text in [("", ""), *sections(release)]:
+        if heading or text:
+            if heading not in mine and heading in before:
+                text = "" if before[heading] == text else text  # you deleted it
+            elif heading in mine and heading in before:
+                text, clashes = merged_lines(mine[heading], before[heading], text)
+                conflicts += clashes
+            parts.append(text)
+        for added in follows.get(heading, []):
+            parts.append(mine[added])
+    return "".join(separated(parts)), conflicts
+
+
+def separated(parts: list[str]) -> list[str]:
+    """The sections, one blank line between each and the next, as Markdown needs."""
+    kept = [part.rstrip("\n") + "\n" for part in parts if part.strip()]
+    return [part + "\n" for part in kept[:-1]] + kept[-1:]
 
 
 def main() -> int:
