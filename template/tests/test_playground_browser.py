@@ -128,7 +128,7 @@ def test_a_restricted_question_pressed_by_the_wrong_person_is_asked_again(page):
     say(page, "restricted")
     as_person(page, "Bob")
     page.click(".question .buttons button", "Approve")
-    shown(page, "@UBOB's answer was not taken")
+    shown(page, "@Bob's answer was not taken")
     as_person(page, "Alice")
     page.click(".question .buttons button", "Approve")
 
@@ -136,6 +136,18 @@ def test_a_restricted_question_pressed_by_the_wrong_person_is_asked_again(page):
 
     assert "“Approve” — answered by Bob" in text
     assert "“Approve” — answered by Alice" in text
+
+
+def test_a_mention_shows_the_persons_name_and_the_wire_keeps_their_id(page):
+    say(page, "restricted")
+    as_person(page, "Bob")
+    page.click(".question .buttons button", "Approve")
+
+    text = shown(page, "@Bob's answer was not taken")
+
+    assert "@UBOB" not in text
+    wire = page.evaluate("document.querySelector('#wire-log').textContent")
+    assert "<@UBOB>'s answer was not taken" in wire
 
 
 def test_two_questions_in_one_stop_resume_once_as_whoever_answered_last(page):
@@ -183,7 +195,7 @@ def test_a_resume_that_cannot_continue_shows_welts_notice_under_the_questions(pa
     notice = page.wait_for("document.querySelector('.stop .resume-failed')?.textContent")
     why = page.evaluate("document.querySelector('.resume-failed + .playground-note').textContent")
 
-    assert notice.startswith(":warning: Could not resume the agent.")
+    assert notice.startswith("⚠️ Could not resume the agent.")
     assert "the agent's error event said: Nothing to resume" in why
 
 
@@ -192,6 +204,7 @@ def test_a_failed_reply_shows_welts_failure_notice_and_the_error(page):
 
     text = shown(page, "Failed to reply. Please check the app logs.")
 
+    assert "⚠️ Failed to reply. Please check the app logs." in text
     assert "failed on purpose" in text
 
 

@@ -8,7 +8,7 @@ const SESSION = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
 const USER = "X-Amzn-Bedrock-AgentCore-Runtime-User-Id";
 const SCENES = ["gate", "restricted", "approvers", "choice", "two questions", "unmatched", "file", "draft", "fail"];
 
-const state = { config: null, threads: [], current: null, answered: 0, pendingFiles: [], newThreads: 0 };
+const state = { config: null, names: {}, threads: [], current: null, answered: 0, pendingFiles: [], newThreads: 0 };
 
 function element(tag, attributes = {}, ...children) {
   const made = document.createElement(tag);
@@ -29,6 +29,9 @@ const scrollDown = () => {
 const person = () => state.config.people[Number($("#person").value)];
 const initial = (name) => name.slice(0, 1).toUpperCase();
 const note = (text) => element("div", { class: "playground-note", text });
+// Any text the page shows goes through this, as Slack renders every message: mentions by
+// the cast's names, shortcodes as emoji.
+const mrkdwn = (text) => welt.markdown(text, state.names);
 
 function message(who, role, agent = false) {
   const body = element("div", { class: "body" }, element("div", { class: "who", text: who }, role ? element("small", { text: role }) : null));
@@ -160,7 +163,7 @@ function draw(drawn, event) {
     if (what.text.includes("Rehearsal mode: no model is in use")) showScenes();
     const block = drawn.body.lastElementChild?.classList.contains("text") ? drawn.body.lastElementChild : drawn.body.appendChild(element("div", { class: "text" }));
     block.dataset.markdown = (block.dataset.markdown || "") + what.text;
-    block.innerHTML = welt.markdown(block.dataset.markdown);
+    block.innerHTML = mrkdwn(block.dataset.markdown);
   } else if (what.kind === "tool") {
     if (drawn.running && drawn.running.dataset.id === what.id) return;
     closeRunning(drawn);
@@ -197,9 +200,9 @@ function fileElement(name, base64) {
 function finish(thread, drawn, result) {
   closeRunning(drawn);
   if (result.status !== 200) {
-    drawn.body.append(element("div", { class: "notice", text: welt.REPLY_FAILURE }), note(`the playground could not reach the agent: ${result.said}`));
+    drawn.body.append(element("div", { class: "notice", html: mrkdwn(welt.REPLY_FAILURE) }), note(`the playground could not reach the agent: ${result.said}`));
   } else if (drawn.failed !== null) {
-    drawn.body.append(element("div", { class: "notice failure", text: welt.REPLY_FAILURE }), note(`the agent's error event said: ${drawn.failed}`));
+    drawn.body.append(element("div", { class: "notice failure", html: mrkdwn(welt.REPLY_FAILURE) }), note(`the agent's error event said: ${drawn.failed}`));
   }
   if (drawn.markdown.trim()) thread.entries.push({ role: "assistant", text: drawn.markdown });
   const empty = !drawn.markdown && drawn.tools.size === 0 && !drawn.body.querySelector(".file, .notice");
@@ -216,7 +219,7 @@ async function send(text, files) {
   const entry = { role: "user", userId: speaker.id, text, files };
   thread.entries.push(entry);
   const body = message(speaker.name, speaker.role);
-  body.append(element("div", { class: "text", html: welt.markdown(text) }));
+  body.append(element("div", { class: "text", html: mrkdwn(text) }));
   for (const file of files) body.append(element("div", { class: "file attached", text: `Attached ${file.name} (${file.size.toLocaleString()} bytes)` }));
   const { messages, unsent } = welt.turnPayload(thread.entries, state.config.keepsHistory, state.config.modalities);
   for (const file of unsent.filter((each) => files.includes(each))) {
@@ -239,7 +242,7 @@ function askAll(thread, interrupts) {
 
 function questionElement(thread, questions, asked, stopBody) {
   const box = element("div", { class: "question", "data-id": asked.id, "data-name": asked.name });
-  box.append(element("div", { class: "text", html: welt.markdown(asked.text) }));
+  box.append(element("div", { class: "text", html: mrkdwn(asked.text) }));
   if (asked.fellBack) box.append(note(asked.fellBack));
   const widgets = element("div", { class: "widgets" });
   const answer = (value, source, shownAs) => {
@@ -280,7 +283,7 @@ async function resumeIfAnswered(thread, questions, stopBody) {
   const result = await invoke(thread, resume.payload, resume.userId, drawn.sink);
   if (result.status === 200 && welt.resumeFailed(result.events)) {
     drawn.body.parentElement.remove();
-    stopBody.append(element("div", { class: "notice resume-failed", text: welt.RESUME_FAILURE }));
+    stopBody.append(element("div", { class: "notice resume-failed", html: mrkdwn(welt.RESUME_FAILURE) }));
     const error = result.events.find((event) => "error" in event);
     stopBody.append(note(error ? `the agent's error event said: ${error.error}` : "the resume sent no events"));
     return;
@@ -329,6 +332,7 @@ async function start() {
   state.config = await (await fetch("/config")).json();
   const config = state.config;
   config.keepsHistory = config.keeps_history;
+  state.names = welt.displayNames(config.people);
   $("#person").append(...config.people.map((each, index) => element("option", { value: String(index), text: `${each.name} — ${each.role}` })));
   const status = $("#agent");
   const answered = (await fetch("/agent/ping")).ok;
