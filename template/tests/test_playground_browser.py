@@ -76,6 +76,14 @@ def shown(page: Page, text: str) -> str:
     )
 
 
+def current_session(page: Page) -> str:
+    return page.evaluate("document.querySelector('.thread-view:not([hidden])').dataset.session")
+
+
+def threads_listed(page: Page) -> int:
+    return page.evaluate("document.querySelectorAll('#thread-list li').length")
+
+
 def requests(page: Page) -> list[dict]:
     """What the page sent: each request's headers and payload, from its wire view."""
     return page.evaluate(
@@ -272,6 +280,28 @@ def test_a_new_thread_is_a_new_session_in_welts_format(page):
         re.fullmatch(r"slack_T0PLAYGND_C0PLAYGND_\d{10}-\d{6}_*", each) for each in (first, second)
     )
     assert len(first) >= 33
+
+
+def test_new_thread_on_a_thread_with_no_message_yet_stays_on_it(page):
+    before = current_session(page)
+
+    page.click("#new-thread")
+
+    assert threads_listed(page) == 1
+    assert current_session(page) == before
+
+
+def test_new_thread_goes_back_to_the_thread_still_without_a_message(page):
+    say(page, "file")
+    shown(page, "Shared rehearsal-table.csv")
+    page.click("#new-thread")
+    empty = current_session(page)
+    page.click("#thread-list li", "file")
+
+    page.click("#new-thread")
+
+    assert threads_listed(page) == 2
+    assert current_session(page) == empty
 
 
 def test_the_screenshot_is_written(page, tmp_path):

@@ -43,7 +43,14 @@ function message(who, role, agent = false) {
 
 // --- threads -------------------------------------------------------------------------
 
+// A Slack thread begins with its first message, so a thread with none yet is only a place
+// to write: New thread goes back to that one rather than listing another empty one.
 function newThread() {
+  const waiting = state.threads.find((each) => each.entries.length === 0);
+  if (waiting) {
+    show(waiting);
+    return waiting;
+  }
   const ts = welt.threadTs(Date.now(), state.newThreads++ * 1000 + Math.floor(Math.random() * 1000));
   const thread = {
     ts,
