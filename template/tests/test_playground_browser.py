@@ -158,6 +158,30 @@ def test_a_mention_shows_the_persons_name_and_the_wire_keeps_their_id(page):
     assert "<@UBOB>'s answer was not taken" in wire
 
 
+def test_a_call_waiting_on_its_question_reads_done_as_in_slack_and_the_page_says_why(page):
+    say(page, "gate")
+    page.wait_for("document.querySelector('.question .buttons')")
+
+    status = page.evaluate("document.querySelector('.tool').dataset.status")
+    title = page.evaluate("document.querySelector('.tool').title")
+    hint = page.evaluate("document.querySelector('.tool + .waiting-hint')?.textContent")
+
+    assert status == "success"
+    assert hint is not None
+    assert "the call still waits on the question below" in hint
+    assert title == hint
+
+
+def test_the_note_beside_a_waiting_call_goes_once_its_question_is_answered(page):
+    say(page, "gate")
+    page.wait_for("document.querySelector('.waiting-hint')")
+    page.click(".question .buttons button", "Approve")
+
+    shown(page, "This call ran once.")
+
+    assert page.evaluate("document.querySelectorAll('.waiting-hint, .tool[title]').length") == 0
+
+
 def test_two_questions_in_one_stop_resume_once_as_whoever_answered_last(page):
     say(page, "two questions")
     page.wait_for("document.querySelectorAll('.question').length === 2")

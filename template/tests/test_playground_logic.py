@@ -424,6 +424,20 @@ def test_the_page_renders_exactly_the_events_welt_renders(welt, event, kind):
     assert (rendered or {}).get("kind") == kind
 
 
+TOOL_1 = {"current_tool_use": {"name": "change", "toolUseId": "t1"}}
+TOOL_2 = {"current_tool_use": {"name": "read", "toolUseId": "t2"}}
+RETURNED_2 = {"tool_result": {"toolUseId": "t2", "status": "success"}}
+ASKED = {"interrupt": {"id": "i1", "name": "gate", "reason": "Go?"}}
+
+
+def test_a_call_in_a_reply_that_asks_waits_on_the_question_until_it_returns(welt):
+    assert welt("waitingCalls", [TOOL_1, TOOL_2, RETURNED_2, ASKED]) == ["t1"]
+
+
+def test_no_call_waits_in_a_reply_that_asks_nothing(welt):
+    assert welt("waitingCalls", [TOOL_1, {"data": "Done."}]) == []
+
+
 def test_markdown_is_escaped_before_it_is_rendered(welt):
     html = welt("markdown", "**bold** <script>alert(1)</script> `x<y` <@UALICE>")
 

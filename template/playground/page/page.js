@@ -203,6 +203,27 @@ function fileElement(name, base64) {
   return element("div", { class: "file" }, link, size, preview);
 }
 
+// Welt closes the running indicator when the stream ends, so a call that stopped for a
+// question reads "done" while it waits on the answer. The page keeps that, as Slack shows
+// it, and says so beside the indicator until the stop's questions are answered.
+function explainWaiting(drawn, events) {
+  const waiting = welt.waitingCalls(events).map((id) => drawn.tools.get(id)).filter(Boolean);
+  if (!waiting.length) return null;
+  const why = waiting.length === 1
+    ? "Welt marks the indicator done when the reply ends; the call still waits on the question below."
+    : "Welt marks the indicators done when the reply ends; the calls still wait on the questions below.";
+  for (const tool of waiting) tool.title = why;
+  const hint = element("div", { class: "playground-note waiting-hint", text: why });
+  waiting[waiting.length - 1].after(hint);
+  return { tools: waiting, hint };
+}
+
+function clearWaiting(explained) {
+  if (!explained) return;
+  explained.hint.remove();
+  for (const tool of explained.tools) tool.removeAttribute("title");
+}
+
 // After the stream: Welt's failure notice, an empty reply gone, the stop's questions posted.
 function finish(thread, drawn, result) {
   closeRunning(drawn);
@@ -214,7 +235,7 @@ function finish(thread, drawn, result) {
   if (drawn.markdown.trim()) thread.entries.push({ role: "assistant", text: drawn.markdown });
   const empty = !drawn.markdown && drawn.tools.size === 0 && !drawn.body.querySelector(".file, .notice");
   if (empty) drawn.body.parentElement.remove();
-  if (drawn.interrupts.length) askAll(thread, drawn.interrupts);
+  if (drawn.interrupts.length) askAll(thread, drawn.interrupts, explainWaiting(drawn, result.events));
 }
 
 // --- a turn ----------------------------------------------------------------------------
@@ -239,15 +260,16 @@ async function send(text, files) {
 
 // --- questions ---------------------------------------------------------------------------
 
-function askAll(thread, interrupts) {
-  const questions = welt.stop(interrupts);
+// One stop: its questions, where they are drawn, and the indicators waiting on them.
+function askAll(thread, interrupts, waiting) {
   const body = message("Agent", "asks", true);
   body.parentElement.classList.add("stop");
-  for (const asked of questions) body.append(questionElement(thread, questions, asked, body));
+  const stop = { thread, questions: welt.stop(interrupts), body, waiting };
+  for (const asked of stop.questions) body.append(questionElement(stop, asked));
   scrollDown();
 }
 
-function questionElement(thread, questions, asked, stopBody) {
+function questionElement(stop, asked) {
   const box = element("div", { class: "question", "data-id": asked.id, "data-name": asked.name });
   box.append(element("div", { class: "text", html: mrkdwn(asked.text) }));
   if (asked.fellBack) box.append(note(asked.fellBack));
@@ -256,7 +278,7 @@ function questionElement(thread, questions, asked, stopBody) {
     const who = person();
     asked.answer = { value, source, userId: who.id, name: who.name, at: ++state.answered };
     widgets.replaceWith(element("div", { class: "receipt", text: welt.receipt(shownAs, who.name) }));
-    resumeIfAnswered(thread, questions, stopBody);
+    resumeIfAnswered(stop);
   };
   if (asked.buttons.length) {
     const row = element("div", { class: "buttons" });
@@ -283,19 +305,20 @@ function questionElement(thread, questions, asked, stopBody) {
   return box;
 }
 
-async function resumeIfAnswered(thread, questions, stopBody) {
-  const resume = welt.resume(questions);
+async function resumeIfAnswered(stop) {
+  const resume = welt.resume(stop.questions);
   if (resume === null) return;
-  const drawn = reply(thread);
-  const result = await invoke(thread, resume.payload, resume.userId, drawn.sink);
+  clearWaiting(stop.waiting);
+  const drawn = reply(stop.thread);
+  const result = await invoke(stop.thread, resume.payload, resume.userId, drawn.sink);
   if (result.status === 200 && welt.resumeFailed(result.events)) {
     drawn.body.parentElement.remove();
-    stopBody.append(element("div", { class: "notice resume-failed", html: mrkdwn(welt.RESUME_FAILURE) }));
+    stop.body.append(element("div", { class: "notice resume-failed", html: mrkdwn(welt.RESUME_FAILURE) }));
     const error = result.events.find((event) => "error" in event);
-    stopBody.append(note(error ? `the agent's error event said: ${error.error}` : "the resume sent no events"));
+    stop.body.append(note(error ? `the agent's error event said: ${error.error}` : "the resume sent no events"));
     return;
   }
-  finish(thread, drawn, result);
+  finish(stop.thread, drawn, result);
 }
 
 // --- the composer ------------------------------------------------------------------------

@@ -5,8 +5,9 @@
 // when it falls back to the default buttons; the session id of a thread;
 // what a turn sends (the whole thread, or what follows Welt's last reply);
 // how files are encoded and bounded; what a resume carries; how Slack shows
-// a text (mentions by name, emoji shortcodes). The page adds one thing
-// Slack never shows: why a reason fell back.
+// a text (mentions by name, emoji shortcodes). The page adds what Slack
+// never shows: why a reason fell back, and which calls read done while
+// they wait on a question.
 
 export const MAX_BUTTONS = 25;
 export const MAX_OPTION_VALUE = 1800;
@@ -376,6 +377,17 @@ export function rendered(event) {
   if (isObject(event.interrupt)) return { kind: "interrupt", interrupt: event.interrupt };
   if (typeof event.error === "string") return { kind: "error", message: event.error };
   return null;
+}
+
+// The calls a reply leaves waiting on its questions: indicated, never answered by a
+// tool_result, in a reply that asks. Welt closes their indicators all the same, as done,
+// because the stream ended; the page says so beside them.
+export function waitingCalls(events) {
+  const shown = events.map(rendered).filter((each) => each !== null);
+  if (!shown.some((each) => each.kind === "interrupt")) return [];
+  const returned = new Set(shown.filter((each) => each.kind === "tool_result").map((each) => each.id));
+  const called = shown.filter((each) => each.kind === "tool" && !returned.has(each.id)).map((each) => each.id);
+  return [...new Set(called)];
 }
 
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp" };
