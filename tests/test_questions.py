@@ -3,7 +3,8 @@
 import re
 
 import pytest
-from conftest import render
+import yaml
+from conftest import TEMPLATE, render
 
 BAD_ANSWERS = {
     "project name with spaces": ("project_name", "My Agent", "project_name must be"),
@@ -44,6 +45,12 @@ BAD_ANSWERS = {
     "package name shadows main.py": ("package_name", "main", "would shadow"),
     "package name shadows the standard library": ("package_name", "json", "would shadow"),
     "package name shadows a dependency's module": ("package_name", "jmespath", "would shadow"),
+    "project name over 40 characters": ("project_name", "a" * 41, "at most 40 characters"),
+    "package name over 40 characters": ("package_name", "a" * 41, "at most 40 characters"),
+    "interrupt prefix over 40 characters": ("interrupt_prefix", "a" * 41, "at most 40"),
+    "package name of the project's playground": ("package_name", "playground", "own modules"),
+    "package name of a test module": ("package_name", "test_gate", "own modules"),
+    "package name of a tests' helper": ("package_name", "probes", "own modules"),
     "interrupt prefix with capitals": (
         "interrupt_prefix",
         "MyAgent",
@@ -123,3 +130,29 @@ def test_each_provider_gets_a_working_default_model_and_only_its_extra(tmp_path,
     assert f'"strands-agents[{provider}]>=' in pyproject
     assert pyproject.count("strands-agents[") == 1
     assert re.search(r'DEFAULT_MODEL_ID = "[^"]+"', settings)
+
+
+def test_every_top_level_module_of_a_project_is_refused_as_its_package_name(tmp_path):
+    """pytest imports tests/ and tests/yours/ ahead of app/, and the root holds deploy/ and the rest.
+
+    A package named like any of them would be shadowed, or shadow it.
+    """
+    root = render(
+        tmp_path / "project",
+        include_mcp=True,
+        model_provider="anthropic",
+        memory="agentcore",
+    )
+    modules = {
+        path.stem if path.suffix == ".py" else path.name
+        for folder in (root, root / "app", root / "tests", root / "tests" / "yours")
+        for path in folder.iterdir()
+        if path.suffix == ".py" or (path.is_dir() and not path.name.startswith("."))
+    } - {"my_welt_agent"}
+    refused = set(
+        yaml.safe_load(
+            yaml.safe_load((TEMPLATE / "copier.yml").read_text())["project_module_names"]["default"]
+        )
+    )
+
+    assert sorted(modules - refused) == []

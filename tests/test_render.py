@@ -230,8 +230,8 @@ def test_answers_become_constants_in_one_settings_module(project):
     assert '"us.anthropic.claude-sonnet-4-20250514-v1:0"' in settings
 
 
-def test_long_project_name_still_gives_a_valid_agent_name(project):
-    root = project(project_name="a-very-long-project-name-for-testing-limits")
+def test_the_longest_project_name_still_gives_a_valid_agent_name(project):
+    root = project(project_name="a-very-long-project-name-for-test-limits")  # 40, the most
 
     answers = yaml.safe_load((root / ".copier-answers.yml").read_text())
 
