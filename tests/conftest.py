@@ -13,10 +13,22 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from copier import run_copy
 from uv import find_uv_bin
 
 TEMPLATE = Path(__file__).resolve().parent.parent
+
+sys.path.insert(0, str(TEMPLATE / ".ci"))
+import release_tags  # noqa: E402  (the script the Release workflow tags releases with)
+
+# This working tree's release, and every release before it, by its commit.
+CURRENT = yaml.safe_load((TEMPLATE / "copier.yml").read_text())["template_version"]["default"]
+RELEASES = {
+    version: commit
+    for version, commit in release_tags.releases(str(TEMPLATE)).items()
+    if version != CURRENT
+}
 
 # The uv of the suite's own environment, by its real path: a version
 # manager's shim named `uv` may pick its interpreter from a generated
@@ -287,3 +299,53 @@ def aws_server():
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def commit_all(cwd: Path, message: str, tag: str | None = None) -> None:
+    git(cwd, "add", "-A")
+    git(cwd, "commit", "-q", "--allow-empty", "-m", message)
+    if tag:
+        git(cwd, "tag", tag)
+
+
+@pytest.fixture
+def git_identity(monkeypatch):
+    """Who the tests' commits are by: a machine may have no git identity at all."""
+    for variable in ("GIT_AUTHOR", "GIT_COMMITTER"):
+        monkeypatch.setenv(f"{variable}_NAME", "Template Tests")
+        monkeypatch.setenv(f"{variable}_EMAIL", "tests@example.invalid")
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    """A clone of this repository with a tag on each release, and this working tree as the newest.
+
+    The releases are .ci/release_tags.py's, read from history, as CI tags
+    them; the working tree (uncommitted changes too) is one more commit on
+    top, tagged with copier.yml's template_version, so copier reads it as
+    the newest release.
+    """
+    repo = tmp_path_factory.mktemp("releases") / "template"
+    git(TEMPLATE, "clone", "-q", "--no-tags", str(TEMPLATE), str(repo))
+    for version, commit in RELEASES.items():
+        git(repo, "tag", version, commit)
+    git(repo, "rm", "-rq", ".")
+    listed = git(TEMPLATE, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for name in filter(None, listed.split("\0")):
+        source = TEMPLATE / name
+        if source.is_file():  # not deleted in the working tree
+            target = repo / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+            target.chmod(source.stat().st_mode)
+    identity = ["-c", "user.name=Template Tests", "-c", "user.email=tests@example.invalid"]
+    git(repo, *identity, "add", "-A")
+    git(repo, *identity, "commit", "-q", "-m", CURRENT)
+    git(repo, "tag", CURRENT)
+    return repo

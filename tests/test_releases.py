@@ -125,13 +125,6 @@ def test_the_newest_tag_is_the_template_version_and_in_head_s_history(tagged):
     git(tagged, "merge-base", "--is-ancestor", made[version], "HEAD")
 
 
-def test_the_tags_are_the_releases_test_update_updates_from(tagged):
-    from test_update import RELEASES
-
-    made = tags(tagged)
-    assert {version: made[version] for version in RELEASES} == RELEASES
-
-
 def test_a_second_run_tags_nothing_and_says_each_release_is_tagged(tagged, tmp_path):
     repo = shutil.copytree(tagged, tmp_path / "template", symlinks=True)
     before = tags(repo)

@@ -15,28 +15,19 @@ synced, linted, type-checked and tested whole.
 """
 
 import ast
+import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import TEMPLATE, run
+from conftest import CURRENT, RELEASES, UV, commit_all, git, python_for, run, run_in
 from copier import run_copy
 
-sys.path.insert(0, str(TEMPLATE / ".ci"))
-import release_tags  # noqa: E402  (the script CI tags releases with)
-
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("git_identity")]
 
 PACKAGE = "my_welt_agent"
-CURRENT = yaml.safe_load((TEMPLATE / "copier.yml").read_text())["template_version"]["default"]
-RELEASES = {
-    version: commit
-    for version, commit in release_tags.releases(str(TEMPLATE)).items()
-    if version != CURRENT
-}
 
 # The answers each release's project is copied with: across the releases,
 # every question the template has asked, each on a release that asked it.
@@ -77,46 +68,6 @@ STEPS = {
     "0.8.0": [ASKS_THROUGH_ASK],
     "0.9.0": [ASKS_THROUGH_ASK],
 }
-
-
-@pytest.fixture(autouse=True)
-def git_identity(monkeypatch):
-    for variable in ("GIT_AUTHOR", "GIT_COMMITTER"):
-        monkeypatch.setenv(f"{variable}_NAME", "Template Tests")
-        monkeypatch.setenv(f"{variable}_EMAIL", "tests@example.invalid")
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def commit_all(cwd: Path, message: str, tag: str | None = None) -> None:
-    git(cwd, "add", "-A")
-    git(cwd, "commit", "-q", "--allow-empty", "-m", message)
-    if tag:
-        git(cwd, "tag", tag)
-
-
-@pytest.fixture(scope="module")
-def releases(tmp_path_factory) -> Path:
-    """A clone of this repository with each release tagged, and this working tree tagged CURRENT."""
-    repo = tmp_path_factory.mktemp("releases") / "template"
-    git(TEMPLATE, "clone", "-q", "--no-tags", str(TEMPLATE), str(repo))
-    for version, commit in RELEASES.items():
-        git(repo, "tag", version, commit)
-    git(repo, "rm", "-rq", ".")
-    listed = git(TEMPLATE, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    for name in filter(None, listed.split("\0")):
-        source = TEMPLATE / name
-        if source.is_file():  # not deleted in the working tree
-            target = repo / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(source.read_bytes())
-            target.chmod(source.stat().st_mode)
-    commit_all(repo, CURRENT, tag=CURRENT)
-    return repo
 
 
 class Layout:
@@ -264,8 +215,6 @@ def edit_as_a_user(project: Path) -> tuple[dict[str, str], list[Path]]:
 
 def formatted_as_make_format_does(project: Path, mine: list[Path]) -> None:
     """The user's edits, fixed and formatted by ruff as `make format` did on their release."""
-    from conftest import UV
-
     for command in (["check", "--fix", "--quiet"], ["format", "--quiet"]):
         done = subprocess.run(
             [UV, "tool", "run", "ruff", *command, *map(str, mine)],
@@ -333,13 +282,13 @@ def served(project: Path, expression: str, env: dict[str, str]) -> str:
 
 @pytest.mark.parametrize("release", RELEASES)
 def test_every_release_updates_to_this_one_keeping_the_users_edits_and_green(
-    releases, tmp_path, shared_environments, release
+    released, tmp_path, shared_environments, release
 ):
     python = python_after(release)
     env = shared_environments(python)
     project = tmp_path / "project"
     run_copy(
-        str(releases), project, data=ANSWERS.get(release, {}), defaults=True,
+        str(released), project, data=ANSWERS.get(release, {}), defaults=True,
         vcs_ref=release, quiet=True,
     )
     git(project, "init", "-q")
@@ -369,6 +318,17 @@ def test_every_release_updates_to_this_one_keeping_the_users_edits_and_green(
 
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers["_commit"] == CURRENT
+    assert (project / ".python-version").read_text() == f"{python}\n"
+    (runtime,) = json.loads((project / "agentcore" / "agentcore.json").read_text())["runtimes"]
+    assert (runtime["runtimeVersion"], runtime["codeLocation"]) == (
+        f"PYTHON_{python.replace('.', '_')}",
+        "app/",
+    )
+    assert "aws-opentelemetry-distro==" in (project / "app" / "pyproject.toml").read_text()
+    # What the template once rendered and renders no more is gone; the code is all in app/.
+    gone = [PACKAGE, "main.py", "scripts/platform.py", "app/run-store-policy.json"]
+    gone += [".copier-readme.md", "scripts/readme_changes.py", f"app/{PACKAGE}/policy.py"]
+    assert [path for path in gone if (project / path).exists()] == []
     for path, still in kept.items():
         assert still in (project / path).read_text(), path
     readme = (project / "README.md").read_text()
@@ -383,8 +343,6 @@ def test_every_release_updates_to_this_one_keeping_the_users_edits_and_green(
 
 def updating_by_hand(project: Path, args: str, python: str, env: dict[str, str]):
     """What docs/updating.md says a 0.1.0 project runs, which `make update` does from 0.2.0."""
-    from conftest import UV, python_for, run_in
-
     uvx = str(Path(UV).with_name("uvx"))
     commands = [
         [uvx, "--from", "copier>=9.12", "copier", "update", *args.split()],
