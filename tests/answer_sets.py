@@ -9,6 +9,7 @@ from the modules a rendering really imports; `draw` crosses one of them
 (or a freshly made one) with every other question.
 """
 
+import keyword
 import random
 import re
 import string
@@ -81,6 +82,8 @@ def acceptable(project_name: str, refused: set[str]) -> bool:
         bool(SLUG.match(project_name))
         and len(project_name) <= LONGEST
         and package not in refused
+        and not keyword.iskeyword(package)
+        and not keyword.issoftkeyword(package)
     )
 
 
