@@ -8,14 +8,23 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
 - Every path they name in backticks exists. A path is a word of a code span (or of a
   command in a ```sh block; in .env.example, any word of a comment) that has no quotes,
   brackets, `:`, `=` or `$`, is not absolute, `~/`, `../` or a URL, and contains `/`, ends
-  in one of PATH_SUFFIXES, or is a dotfile (`.env.example`). `<package>` and `<pkg>` stand
+  in one of PATH_SUFFIXES, is a dotfile (`.env.example`) or is one of NAMED_FILES
+  (`Dockerfile`). `<package>` and `<pkg>` stand
   for this project's package; a path with any other `<placeholder>` is skipped. A path with
   `/` is relative to the project root or, as the docs name modules, to app/<package>/
   (`yours/prompt.py`, `tools/registry.py`) or app/<package>/yours/; a bare file name
   (`wire.py`) must be a file somewhere in the project. What appears only later, or only
   with other answers, is in NOT_HERE with the reason.
 - Every code name they give is the project's, or says whose it is. The project's code is
-  read, never imported (CODE, `code_of`), and each name checked by its kind:
+  the code that ships, every Python file but those of tests/, read, never imported
+  (`code_of`). A name only tests/ has (a fixture, a helper of conftest.py) is the tests',
+  and passes only where the docs say so: the words of its sentence before it name the
+  tests ("the tests' `start` fixture", "`tests/conftest.py` builds `is_welt_payload`",
+  "The browser tests need ... `PLAYGROUND_BROWSER`"), it is a test's own name
+  (`test_...`), or a heading it is under is about the tests ("## Tested", "###
+  `test_restarts.py`", a page titled "# Offline tests"); once said, it passes for the
+  rest of the document. A ```python block that defines a test (`def test_...`) or stands
+  under such a heading may use the tests' names too. Each name is checked by its kind:
   - `<package>.x.y` (and `from <package>.x import y`) is a module of the package that
     binds y; code the docs show imports the package only through `<package>.api`, the
     one module yours/ may import;
@@ -43,7 +52,8 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
     NOT_CODE with the reason; a name only other answers bring is in ELSEWHERE.
 - Every message they quote ("Nothing to resume …") is one the code says: each part
   between placeholders (`…`, `<id>`, a number, a quoted value, an ALL_CAPS name) is in
-  one of the code's strings, give or take an example value at either end. A quote a
+  one of the strings of the code or of its tests (which assert what it says), give or
+  take an example value at either end. A quote a
   sentence attributes to another library (Strands' "Tool was interrupted.") passes.
 - Every command in a ```sh block (backslash-continued lines are one command) is run by
   this test, offline, in a temporary copy of the project, with a timeout (RUN), or
@@ -80,6 +90,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = next((p.parent.name for p in (ROOT / "app").glob("*/settings.py")), None)
 README_CHECKED = "<!-- tests/test_docs.py checks this file -->"
 PATH_SUFFIXES = (".py", ".md", ".json", ".toml", ".sh", ".yml", ".yaml", ".txt", ".lock")
+NAMED_FILES = {"Dockerfile", "Makefile"}  # files a word names whole, without a suffix
 SUFFIXES_ALONE = {".py", ".pyc", ".json", ".md", ".rej", ".toml", ".sh", ".yml", ".jinja", ".zip"}
 SKIPPED_DIRS = {
     ".venv", ".git", "__pycache__", ".ruff_cache", ".pytest_cache", "node_modules", "cdk.out",
@@ -337,7 +348,7 @@ def path_candidates(code: str, package: str) -> list[str]:
         is_dotfile = re.fullmatch(r"\.[A-Za-z][\w.-]*/?", word) is not None
         if is_dotfile and word in SUFFIXES_ALONE:
             continue  # `.py`, `.rej`: a kind of file, not a file
-        if "/" in word or word.endswith(PATH_SUFFIXES) or is_dotfile:
+        if "/" in word or word.endswith(PATH_SUFFIXES) or is_dotfile or word in NAMED_FILES:
             paths.append(word)
     return paths
 
@@ -443,6 +454,8 @@ class Code:
     strings: list[str] = field(default_factory=list)  # literals but docstrings; `\0`: a gap
     words: set[str] = field(default_factory=set)  # words of the strings and SETTINGS_FILES
     files: dict[str, set[str]] = field(default_factory=dict)  # file -> the identifiers in it
+    # The same index with tests/ read too: a name only it has is the tests', not the code's.
+    with_tests: "Code | None" = None
 
     def binds(self, module: str) -> set[str]:
         """The names a module binds; a package's, those of every module in it too."""
@@ -575,12 +588,20 @@ def read_module(code: Code, tree: ast.Module, module: str) -> set[str]:
 
 
 @functools.cache
-def code_of(*roots: Path) -> Code:
-    """The names of every Python file under the roots (a rendering, or several), and their words."""
+def code_of(*roots: Path, tests: bool = False) -> Code:
+    """The names of the code that ships under the roots (a rendering, or several), and its words.
+
+    The code that ships is every Python file but those of a root's tests/: a helper there
+    (conftest.py's `project_registry()`) is not the agent's, so a doc that names one as the
+    agent's is wrong however true the test is. With tests, tests/ is read too; the index
+    without keeps that one as its `with_tests`.
+    """
     code = Code()
     for root in roots:
         for folder, folders, files in os.walk(root):
             folders[:] = [f for f in folders if f not in SKIPPED_DIRS and f != "template"]
+            if Path(folder) == root and not tests:
+                folders[:] = [f for f in folders if f != "tests"]
             for name in files:
                 path = Path(folder) / name
                 if path.suffix != ".py" or name == "test_docs.py":  # this file: its examples
@@ -604,6 +625,8 @@ def code_of(*roots: Path) -> Code:
             code.modules.setdefault(".".join(parts[:end]), set()).add(parts[end])
     for text in code.strings:
         code.words.update(re.findall(r"[A-Za-z_][\w-]*", text))
+    if not tests:
+        code.with_tests = code_of(*roots, tests=True)
     return code
 
 
@@ -789,27 +812,62 @@ def own_names(document: Path) -> set[str]:
                 names.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
-            elif isinstance(node, ast.arg):
+            elif isinstance(node, ast.arg | ast.keyword) and node.arg:  # a keyword it passes too
                 names.add(node.arg)
+            elif isinstance(node, ast.alias):  # what it imports: checked as an import
+                names.add((node.asname or node.name).split(".")[0])
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 names.update(re.findall(r"\w+", node.value))
     return names
 
 
-def spans_in_context(document: Path) -> list[tuple[str, str]]:
-    """Each code span of the current prose, with the words of its clause just before it.
+# A heading about the tests: "## Tested", "# Offline tests", "### `test_restarts.py`".
+TESTS_HEADING = re.compile(r"\btest(?:s|ed|ing)?\b|\btest_\w+\.py\b|\bconftest\.py\b", re.I)
+# Words of a sentence that make a name after them the tests': "the tests' `start`
+# fixture", "The browser tests need ... `PLAYGROUND_BROWSER`", "`tests/conftest.py`
+# builds `is_welt_payload`", "test_gate.py's".
+TESTS = re.compile(r"\btests?\b|\btests/[\w/.-]+|\b(?:test_\w+|conftest)\.py\b", re.I)
+
+
+def under_tests_heading(lines: list[str]) -> list[bool]:
+    """For each line of a document, whether a heading it is under is about the tests.
+
+    A heading's section runs to the next heading of its level or higher, so a page
+    titled "# Offline tests" is about the tests throughout. Lines in fences are no
+    headings.
+    """
+    flags, headings, fenced = [], [(0, False)], False
+    for line in lines:
+        if re.match(r"^\s*```", line):
+            fenced = not fenced
+        heading = None if fenced else re.match(r"^ {0,3}(#{1,6})\s+(.*)", line)
+        if heading:
+            level = len(heading.group(1))
+            headings = [h for h in headings if h[0] < level]
+            headings.append((level, TESTS_HEADING.search(heading.group(2)) is not None))
+        flags.append(any(about for _, about in headings))
+    return flags
+
+
+def spans_in_context(document: Path) -> list[tuple[str, str, bool]]:
+    """Each code span of the current prose, the words of its clause just before it, and
+    whether what is before it says it is the tests': a heading, or its sentence (TESTS).
 
     Spans listed before it (`Proceed`, `Deny` or `Confirm`) and an opening parenthesis
     are left out, so that "Strands' interventions return `Proceed`, `Deny` or `Confirm`"
     gives each of the three the words that name Strands.
     """
     text = current_prose(document)
+    tests_at = under_tests_heading(text.split("\n"))
     found = []
     for match in re.finditer(r"`([^`]+)`", text):
         before = " ".join(text[max(0, match.start() - 300) : match.start()].split())
+        sentence = re.split(r"(?<=[.!?])\s|\|", before)[-1]
         before = re.sub(r"(?:`[^`]*`(?:,| or| and)? ?)+$", "", before).rstrip(" (")
         before = re.split(r"(?<=[.!?:;])\s|\|", before)[-1]
-        found.append((" ".join(match.group(1).split()), " ".join(before.split()[-4:])))
+        span, words = " ".join(match.group(1).split()), " ".join(before.split()[-4:])
+        about_tests = tests_at[text.count("\n", 0, match.start())]
+        found.append((span, words, about_tests or TESTS.search(sentence) is not None))
     return found
 
 
@@ -897,39 +955,55 @@ def unknown_names(
         if files
         else None
     )
+    with_tests = code.with_tests or code
     problems = []
     theirs: set[str] = set()
-    for span, before in spans_in_context(document):
+    for span, before, about_tests in spans_in_context(document):
         found = unknown_in_span(span, code, package, own, used)
         if found and (OTHERS.search(before) or all(name in theirs for name, _ in found)):
             # named as another's once: so it stays in this document, and its parts too
             theirs |= {name for name, _ in found} | set(re.findall(r"\w+", span))
             continue
+        if found and not unknown_in_span(span, with_tests, package, own, used):
+            if about_tests or span.startswith("test_"):  # the tests', and said so
+                theirs |= {name for name, _ in found} | set(re.findall(r"\w+", span))
+                continue
+            found = [(name, f"`{span}` is only the tests' (tests/): say so") for name, _ in found]
         problems += found
-    _, blocks = split_markdown(document.read_text())
+    text = document.read_text()
+    tests_at = under_tests_heading(text.splitlines())
+    _, blocks = split_markdown(text)
     for language, start, lines in blocks:
         if language == "":  # a diagram: its calls
             for line in lines:
                 for call in re.findall(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(", line):
                     problems += [
                         (name, f"line {start}: {why}")
-                        for name, why in unknown_in_tree(ast.parse(f"{call}()"), code, package, own)
+                        for name, why in unknown_in_tree(
+                            ast.parse(f"{call}()"),
+                            with_tests if tests_at[start - 1] else code,
+                            package,
+                            own,
+                        )
                     ]
     for start, tree in python_blocks(document):
         if tree is None:
             problems.append(("python", f"line {start}: the ```python block does not parse"))
             continue
         mine = examples(tree)
+        # a test of yours (`def test_...`), or a block about the tests, may use the tests' names
+        tests_too = tests_at[start - 1] or any(name.startswith("test_") for name in mine)
+        against = with_tests if tests_too else code
         problems += [
             (name, f"line {start}: {why}")
-            for name, why in unknown_in_tree(tree, code, package, own - mine, block=True)
+            for name, why in unknown_in_tree(tree, against, package, own - mine, block=True)
         ]
         problems += [
             (node.name, f"line {start}: the code has no `{node.name}`")
             for node in ast.walk(tree)
             if isinstance(node, ast.FunctionDef | ast.ClassDef)
             and node.name not in mine
-            and node.name not in code.defined
+            and node.name not in against.defined
         ]
         if files:
             # the files' names, and the members of the project's classes they use (CallMemo's)
@@ -1030,7 +1104,8 @@ def said(quote: str, code: Code, theirs: dict[str, str] = THEIR_WORDS) -> bool:
 
 
 def test_every_message_the_docs_quote_is_one_the_code_says():
-    code = code_of(ROOT)
+    """A test's strings count: the message a test asserts (`match=...`) is the code's."""
+    code = code_of(ROOT, tests=True)
     unsaid = [
         f"{document.relative_to(ROOT)}: {quote!r}"
         for document in documents()
@@ -1229,6 +1304,31 @@ def test_the_name_rules_catch_a_name_the_code_lacks(tmp_path):
     assert [quote for quote, _ in quotes(doc)] == ["Nothing to resume: the moon is down"]
     assert not said("Nothing to resume: the moon is down", code)
     assert said("Nothing to resume in this thread: …", code)
+
+
+def test_a_name_only_the_tests_have_passes_only_where_said_to_be_theirs(tmp_path):
+    """conftest.py's `project_registry()` named as what refuses a bare tool is a wrong claim."""
+    (tmp_path / "docs").mkdir()
+    doc = tmp_path / "docs" / "page.md"
+    doc.write_text(
+        "# The gate\n\n"
+        "`project_registry()` refuses a bare tool, and `Registry.of` really does.\n\n"
+        "The tests' `agent_for` builds an agent, `tests/conftest.py` builds "
+        "`is_welt_payload`, and `test_ping_answers_healthy` pings; `test_nonesuch` is "
+        "nowhere.\n\n"
+        "## Tested\n\n`offline_settings` keeps a test's runs in its own folder.\n\n"
+        "## Served\n\n`local_client` talks to a server.\n\n"
+        "```python\nsettings = offline_settings(folder)\n```\n\n"
+        "```python\ndef test_mine():\n    assert local_client('http://127.0.0.1:1')\n```\n"
+    )
+    code = code_of(ROOT)
+
+    found = {name for name, _ in unknown_names(doc, code, PACKAGE, ROOT)}
+
+    assert found == {"project_registry", "test_nonesuch", "local_client", "offline_settings"}
+    assert {name for name, _ in unknown_names(doc, code_of(ROOT, tests=True), PACKAGE)} == {
+        "test_nonesuch"
+    }
 
 
 def test_the_link_rule_catches_a_link_to_nothing(tmp_path):
