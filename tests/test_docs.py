@@ -21,6 +21,11 @@ The rules and the parsers are the generated project's, in template/tests/test_do
   rules' ELSEWHERE names is in a rendering (its tests too: a sample tool's test). What
   passes here only by NOT_CODE is listed with its reason;
 - every message the docs quote is one a rendering's code, or its tests, says;
+- every block of output the docs show (``` or ```text) is in OUTPUTS, produced by the
+  generated rules' situation it names in the default rendering's environment, for real
+  (slow: getting-started.md's reply without AWS credentials is the Bedrock agent's
+  answer to the page's `curl` request), or in NOT_CHECKED with the reason; every entry
+  of those tables, and of the generated rules' own, is for a block some docs show;
 - a release the docs call current ("(0.10.0 now)") is copier.yml's `template_version`,
   and the releases "How the template proves this" lists are those tests/test_update.py
   updates from;
@@ -40,6 +45,7 @@ same copy without the CLI.
 
 import ast
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -48,7 +54,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import RICHEST, TEMPLATE, UV, render
+from conftest import RICHEST, TEMPLATE, UV, render, run
 
 _spec = importlib.util.spec_from_file_location(
     "generated_docs_rules", TEMPLATE / "template" / "tests" / "test_docs.py"
@@ -102,6 +108,18 @@ NOT_RUN = {
     ),
 }
 
+# Blocks of output the template's docs show (``` or ```text), by document and how the
+# block's first line starts, each with the generated rules' situation that prints it
+# (their SITUATIONS): produced in the default rendering's environment (slow).
+OUTPUTS = {
+    ("docs/getting-started.md", 'data: {"error": '): rules.Output("bedrock_without_credentials"),
+}
+
+# The template's other ``` and ```text blocks, and why no test produces them.
+NOT_CHECKED = {
+    ("docs/updating.md", "<<<<<<< "): "what git writes into a file it could not merge: an example",
+}
+
 NOT_HERE = {
     **rules.NOT_HERE,
     # made at run time, or elsewhere, by what the docs describe
@@ -120,7 +138,6 @@ NOT_HERE = {
 # Words of another library's message, quoted inside one of the agent's.
 THEIR_WORDS = {
     **rules.THEIR_WORDS,
-    "Unable to locate credentials": "botocore's, in a failure (docs/getting-started.md)",
     "You are downgrading": "copier's, refusing an update to an older tag (docs/updating.md)",
 }
 
@@ -369,3 +386,75 @@ def test_the_cheap_sh_commands_work(default_rendering):
             shlex.split(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
         )
         assert done.returncode == 0, f"{command} in {where}:\n{done.stdout}\n{done.stderr}"
+
+
+def test_every_block_of_output_is_produced_or_listed_with_why_not():
+    unaccounted = rules.unaccounted_blocks(documents(), TEMPLATE, OUTPUTS | NOT_CHECKED)
+    assert not unaccounted, (
+        f"a ``` or ```text block neither produced by tests/test_docs.py (OUTPUTS) nor in "
+        f"its NOT_CHECKED, with the reason: {unaccounted}"
+    )
+
+
+def test_every_entry_of_the_output_tables_is_for_a_block_of_the_docs(renderings):
+    """An entry no block matches any more is a check nobody runs: drop it, or fix its start."""
+    for tables, docs in (
+        ((OUTPUTS, NOT_CHECKED), [(TEMPLATE, document) for document in documents()]),
+        (
+            (rules.OUTPUTS, rules.NOT_CHECKED),
+            [(root, document) for root in renderings.values() for document in rules.documents(root)],
+        ),
+    ):
+        blocks = [
+            (document.relative_to(root).as_posix(), lines)
+            for root, document in docs
+            for _, lines in rules.text_blocks(document)
+        ]
+        unused = [
+            key
+            for table in tables
+            for key in table
+            if not any(rules.listed_for(name, lines, {key: key}) for name, lines in blocks)
+        ]
+        assert not unused, f"no block of the docs starts so: {unused}"
+
+
+def test_every_situation_the_output_tables_name_is_one_the_generated_rules_have():
+    named = {output.situation for output in [*OUTPUTS.values(), *rules.OUTPUTS.values()]}
+    assert named <= set(rules.SITUATIONS)
+
+
+# Run in a rendering, from its root: what the generated rules' `printed` returns, as JSON
+# on the last line.
+PRINTED = (
+    "import json, sys; sys.path[:0] = ['app', 'tests']; from pathlib import Path; "
+    "import test_docs; "
+    "print(json.dumps(test_docs.printed(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3])))"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", OUTPUTS, ids=[f"{name}: {start}" for name, start in OUTPUTS])
+def test_each_block_of_output_of_the_template_s_docs_is_what_a_rendering_prints(
+    key, built_project
+):
+    """getting-started.md's reply without credentials is the default rendering's, for real."""
+    project = built_project("defaults")
+    name, _ = key
+    output = OUTPUTS[key]
+    blocks = [
+        (start, lines)
+        for start, lines in rules.text_blocks(TEMPLATE / name)
+        if rules.listed_for(name, lines, {key: output})
+    ]
+    assert blocks, f"no block of {name} starts so"
+    for start, block in blocks:
+        done = run(
+            ["uv", "run", "--no-sync", "python", "-c", PRINTED, str(TEMPLATE / name), str(start),
+             output.situation],
+            project,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        shown = json.loads(done.stdout.splitlines()[-1])
+
+        assert rules.shows(block, shown, output.whole), "\n".join(shown)

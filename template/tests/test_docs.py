@@ -55,6 +55,16 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
   one of the strings of the code or of its tests (which assert what it says), give or
   take an example value at either end. A quote a
   sentence attributes to another library (Strands' "Tool was interrupted.") passes.
+- Every block of output they show, a ``` or ```text block (a reply's `data: {...}`
+  events, a command's errors), is what the code prints in that situation. OUTPUTS names
+  each, by its document and how its first line starts, with the situation of SITUATIONS
+  that prints it: the app `make serve` serves, built in-process from the environment the
+  page describes and nothing else (no AWS credentials anywhere botocore looks), answering
+  the page's last `curl` request before the block or the payloads the page describes; or
+  the command itself. The block must be the lines printed, one for one, blank lines
+  aside, a `…` standing for any text (for a block of examples, each of its lines one of
+  them). Any other such block (a diagram, a query, what needs AWS) is in NOT_CHECKED with
+  the reason.
 - Every command in a ```sh block (backslash-continued lines are one command) is run by
   this test, offline, in a temporary copy of the project, with a timeout (RUN), or
   matches a pattern of NOT_RUN, which says why not. A command that is in neither fails
@@ -70,15 +80,21 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
 
 import ast
 import builtins
+import contextlib
 import fnmatch
 import functools
+import importlib
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+import tomllib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -145,6 +161,78 @@ NOT_RUN = {
     ),
 }
 
+
+@dataclass(frozen=True)
+class Output:
+    """How this test produces a block of output: the situation of SITUATIONS that prints
+    it, and whether the block is all that it prints (whole) or some of its lines."""
+
+    situation: str
+    whole: bool = True
+
+
+# The blocks of output the docs show (a ``` or ```text block), by document and how the
+# block's first line starts, each with how this test produces it.
+OUTPUTS = {
+    ("docs/patterns/end-to-end.md", 'data: {"error": "Nothing to resume: these'): Output(
+        "the_same_answers_twice"
+    ),
+    ("docs/patterns/end-to-end.md", 'data: {"error": "Refused the request: '): Output(
+        "no_messages"
+    ),
+    ("docs/patterns/wire.md", 'data: {"error": "Refused the request: '): Output(
+        "the_tests_bad_payloads", whole=False
+    ),
+    ("docs/patterns/wire.md", 'data: {"error": "Cannot resume: '): Output("a_null_answer"),
+    ("docs/deploying.md", "deploy: environments.toml [staging] account must"): Output(
+        "bad_environment_settings"
+    ),
+}
+
+# The other ``` and ```text blocks of the docs, by document and how the block's first
+# line starts, and why no test here produces them.
+NOT_CHECKED = {
+    ("docs/deploying.md", "# Welt's settings"): "Welt's settings, which you write",
+    ("docs/deploying.md", "app/main.py "): "the files a deploy packs, not a command's output",
+    ("docs/deploying.md", "build stage "): "the Dockerfile's stages, summed up",
+    ("docs/patterns/wire.md", "FreshRandomness "): (
+        "a diagram of the code a request goes through; its calls are checked as names"
+    ),
+    ("docs/patterns/wire.md", '{"error": "Refused the request: <JSON path>'): (
+        "the form of every refusal, with placeholders; the examples below it are produced"
+    ),
+    ("docs/approvals.md", "fields @timestamp"): "a Logs Insights query you run, not output",
+    ("docs/patterns/memory.md", "fields @timestamp"): "a Logs Insights query you run, not output",
+    ("docs/deploying.md", "staging: endpoint live serves"): (
+        "`make outputs` reads it from the deployed stack: it needs AWS"
+    ),
+    ("docs/deploying.md", "deploy: deploy/environments.toml [staging] account is the"): (
+        "its second line needs AWS credentials for an account other than the environment's"
+    ),
+    ("docs/deploying.md", "npx --yes aws-cdk@"): (
+        "the CDK command `make deploy` runs once its checks pass: it needs AWS"
+    ),
+    ("docs/deploying.md", "prod: the live endpoint moves"): (
+        "`make rollback` compares with the deployed stack: it needs AWS"
+    ),
+    ("docs/deploying.md", "deploy: the runtime's environment variables take"): (
+        "the synth says it, which needs the CDK; the template's tests synthesize every rendering"
+    ),
+    ("docs/patterns/files.md", "_big.pdf is too large"): (
+        "it needs a tool that returns a file over 7 MB: tests/test_stream_hygiene.py has one"
+    ),
+    ("docs/patterns/end-to-end.md", 'data: {"data": "**Rehearsal mode:'): (
+        "its question names the process that asked, which differs in every run"
+    ),
+    ("docs/patterns/end-to-end.md", 'data: {"tool_result": {"toolUseId": "rehearsal-q'): (
+        "its draft's id is drawn at random in every run"
+    ),
+    ("docs/patterns/end-to-end.md", 'data: {"tool_result": {"toolUseId": "rehearsal-r'): (
+        "its files' names are drawn at random, and its last line needs a restart between "
+        "two processes (tests/test_serving.py and tests/test_restarts.py start them)"
+    ),
+}
+
 # Paths the docs name that a fresh rendering does not have, and why that is right.
 NOT_HERE = {
     ".env": "the reader creates it from .env.example; never committed",
@@ -198,6 +286,7 @@ ELSEWHERE = {
     "write_document": "a sample tool (yours/tools/documents.py), with include_sample_tools",
     "_draft": "report.py's draft, with include_sample_tools",
     "LazyTool": "file_read's row in yours/tools/__init__.py, with include_sample_tools",
+    "file_read": "strands-tools' file reader, a row of yours/tools/, with include_sample_tools",
     "REVIEW": "report.py's question, with include_sample_tools",
     "test_each_call_drafts_its_own_report": "report.py's test, with include_sample_tools",
     "test_published_file_is_byte_identical_to_the_approved_draft": (
@@ -1242,6 +1331,289 @@ def test_the_cheap_sh_commands_work(copy_of_the_project):
         assert done.returncode == 0, f"{command}:\n{done.stdout}\n{done.stderr}"
 
 
+# ---------------------------------------------------------------- output
+
+
+def text_blocks(document: Path) -> list[tuple[int, list[str]]]:
+    """Each ``` and ```text block of a Markdown document: (its first line, its lines)."""
+    if document.suffix != ".md":
+        return []
+    _, blocks = split_markdown(document.read_text())
+    return [
+        (start, textwrap.dedent("\n".join(lines)).splitlines())
+        for language, start, lines in blocks
+        if language in ("", "text")
+    ]
+
+
+def listed_for(name: str, lines: list[str], table: dict) -> list:
+    """The entries of a table (OUTPUTS, NOT_CHECKED) for a block of the named document."""
+    first = next((line for line in lines if line.strip()), "")
+    return [
+        value for (doc, start), value in table.items() if doc == name and first.startswith(start)
+    ]
+
+
+def shows(block: list[str], printed: list[str], whole: bool = True) -> bool:
+    """Whether a block shows what was printed: line for line, blank lines aside, `…` any text.
+
+    Not whole: each line of the block is one of the lines printed.
+    """
+    shown = [re.compile(".*?".join(map(re.escape, line.split("…")))) for line in block if line]
+    lines = [line for line in printed if line.strip()]
+    if not whole:
+        return all(any(line.fullmatch(out) for out in lines) for line in shown)
+    return len(shown) == len(lines) and all(
+        line.fullmatch(out) for line, out in zip(shown, lines, strict=True)
+    )
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+def curl_request(command: str) -> Request:
+    """The request a `curl` command sends: its path, its `-H` headers, its `-d` body."""
+    path, headers, body = "/", {}, b""
+    words = iter(shlex.split(command)[1:])
+    for word in words:
+        if word in ("-H", "--header"):
+            name, _, value = next(words).partition(":")
+            headers[name.strip()] = value.strip()
+        elif word in ("-d", "--data"):
+            body = next(words).encode()
+        elif not word.startswith("-"):
+            path = "/" + word.split("://")[-1].partition("/")[2]
+    return Request(path, headers, body)
+
+
+def request_before(document: Path, line: int) -> Request | None:
+    """The request of the last `curl` command a document shows before a line, if any."""
+    commands = [c for n, c in sh_commands(document) if n < line and c.startswith("curl ")]
+    return curl_request(commands[-1]) if commands else None
+
+
+@contextlib.contextmanager
+def only_environment(env: dict[str, str]) -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def served(**env: str) -> Iterator[Callable[..., list[str]]]:
+    """The app `make serve` serves, in-process, in an environment of only `env` and:
+
+    this one's PATH and locale, a home and stored runs in a folder of their own, no MCP
+    server of yours, and no AWS credentials anywhere botocore looks (no AWS_ variable,
+    empty config and credentials files, no instance metadata). It answers `send(request,
+    payload)`, the payload in place of the request's body, with the lines it prints.
+    """
+    from starlette.testclient import TestClient
+
+    factory = importlib.import_module(f"{PACKAGE}.factory")
+    settings = importlib.import_module(f"{PACKAGE}.settings")
+    with tempfile.TemporaryDirectory() as folder:
+        empty = Path(folder) / "empty"
+        empty.write_text("")
+        kept = {name: os.environ[name] for name in ("PATH", "LANG", "LC_ALL") if name in os.environ}
+        offline = {
+            **kept,
+            "HOME": folder,
+            "AWS_CONFIG_FILE": str(empty),
+            "AWS_SHARED_CREDENTIALS_FILE": str(empty),
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "RUN_STORE": "session-storage",
+            "SESSION_STORAGE_DIR": f"{folder}/sessions",
+            "RUN_KEY_FILE": f"{folder}/run.key",
+            "MCP_SERVERS": "off",
+        }
+        with only_environment({**offline, **env}):
+            app = factory.create_app(settings.Settings.from_environment())
+            with TestClient(app) as client:
+
+                def send(request: Request, payload: object = None) -> list[str]:
+                    body = request.body if payload is None else json.dumps(payload).encode()
+                    reply = client.post(request.path, headers=request.headers, content=body)
+                    return reply.text.splitlines()
+
+                yield send
+
+
+# What a situation sends when the page shows no request: Welt's request for a message.
+A_MESSAGE = Request(
+    "/invocations",
+    {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream",
+        "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": "slack_T0_C0_1700000000.000100",
+    },
+    b'{"messages": [{"role": "user", "content": [{"text": "<@U1>: hello"}]}]}',
+)
+
+
+def turn_of(text: str) -> dict:
+    return {"messages": [{"role": "user", "content": [{"text": f"<@U1>: {text}"}]}]}
+
+
+def questions_in(events: list[str]) -> list[dict]:
+    return [json.loads(e.removeprefix("data: "))["interrupt"] for e in events if '"interrupt"' in e]
+
+
+def answer_to(events: list[str], value: object, source: str) -> dict:
+    """The answer to the question a reply ends on."""
+    (question,) = questions_in(events)
+    return {"interrupt_responses": {question["id"]: {"value": value, "source": source}}}
+
+
+def bedrock_without_credentials(request: Request | None) -> list[str]:
+    """The reply of the Bedrock model's agent to the page's request, with no AWS credentials."""
+    with served(MODEL_PROVIDER="bedrock") as send:
+        return send(request or A_MESSAGE)
+
+
+def no_messages(request: Request | None) -> list[str]:
+    """The reply to `{"messages": []}`, the page's request otherwise."""
+    with served(MODEL_PROVIDER="rehearsal") as send:
+        return send(request or A_MESSAGE, {"messages": []})
+
+
+def the_tests_bad_payloads(request: Request | None) -> list[str]:
+    """The replies to each bad payload of tests/welt_payloads.py."""
+    from welt_payloads import BAD_PAYLOADS
+
+    with served(MODEL_PROVIDER="rehearsal") as send:
+        return [
+            line for payload, _, _ in BAD_PAYLOADS.values() for line in send(A_MESSAGE, payload)
+        ]
+
+
+def a_null_answer(request: Request | None) -> list[str]:
+    """The reply to a null answer to the gate's question (rehearsal's `gate` scene)."""
+    with served(MODEL_PROVIDER="rehearsal") as send:
+        asked = send(A_MESSAGE, turn_of("gate"))
+        return send(A_MESSAGE, answer_to(asked, None, "option"))
+
+
+def the_same_answers_twice(request: Request | None) -> list[str]:
+    """Rehearsal's walk-through to its end, its question answered in text and its report
+    (with the sample tools) published, then the last answers sent again."""
+    with served(MODEL_PROVIDER="rehearsal") as send:
+        reply = send(request or A_MESSAGE, turn_of("hello"))
+        while questions_in(reply):
+            (question,) = questions_in(reply)
+            pressed = "approve" in question["reason"]
+            answers = (
+                answer_to(reply, True, "option") if pressed else answer_to(reply, "ok", "input")
+            )
+            reply = send(A_MESSAGE, answers)
+        return send(A_MESSAGE, answers)
+
+
+def bad_environment_settings(request: Request | None) -> list[str]:
+    """What `python -m deploy check` prints with a bad deploy/environments.toml, or ENV.
+
+    In turn: staging's account '1234', prod without a model_id, staging with a `bucket`
+    key, and ENV=dev; each in a copy of deploy/ whose environments.toml is the project's
+    with that one change.
+    """
+    tables = tomllib.loads((ROOT / "deploy" / "environments.toml").read_text())
+
+    def changed(env: str, **values: object) -> dict:
+        table = {key: value for key, value in tables[env].items() if key not in values}
+        return {**tables, env: {**table, **{k: v for k, v in values.items() if v is not None}}}
+
+    cases = [
+        ("staging", changed("staging", account="1234")),
+        ("prod", changed("prod", model_id=None)),
+        ("staging", changed("staging", bucket="runs")),
+        ("dev", tables),
+    ]
+    printed = []
+    for env, settings in cases:
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copytree(ROOT / "deploy", Path(folder) / "deploy")
+            (Path(folder) / "deploy" / "environments.toml").write_text(
+                "".join(
+                    f"[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items())
+                    for name, table in settings.items()
+                )
+            )
+            done = subprocess.run(
+                [sys.executable, "-m", "deploy", "check", env],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        printed += done.stderr.splitlines()
+    return printed
+
+
+SITUATIONS: dict[str, Callable[[Request | None], list[str]]] = {
+    situation.__name__: situation
+    for situation in (
+        bedrock_without_credentials,
+        no_messages,
+        the_tests_bad_payloads,
+        a_null_answer,
+        the_same_answers_twice,
+        bad_environment_settings,
+    )
+}
+
+
+def printed(document: Path, line: int, situation: str) -> list[str]:
+    """What a situation prints, for the block of a document that starts at a line.
+
+    The template's own tests call it on its docs, in a rendering's environment.
+    """
+    return SITUATIONS[situation](request_before(document, line))
+
+
+def output_blocks() -> list[tuple[str, int, list[str], Output]]:
+    return [
+        (name, start, lines, output)
+        for document in documents()
+        for name in [document.relative_to(ROOT).as_posix()]
+        for start, lines in text_blocks(document)
+        for output in listed_for(name, lines, OUTPUTS)
+    ]
+
+
+def unaccounted_blocks(docs: list[Path], root: Path, listed: dict) -> list[str]:
+    """The ``` and ```text blocks of the docs that no entry of `listed` is for."""
+    return [
+        f"{document.relative_to(root)}:{start}: {next((line for line in lines if line), '')}"
+        for document in docs
+        for start, lines in text_blocks(document)
+        if not listed_for(document.relative_to(root).as_posix(), lines, listed)
+    ]
+
+
+def test_every_block_of_output_is_produced_here_or_listed_with_why_not():
+    unaccounted = unaccounted_blocks(documents(), ROOT, OUTPUTS | NOT_CHECKED)
+    assert not unaccounted, (
+        f"a ``` or ```text block neither produced by tests/test_docs.py (OUTPUTS) nor in "
+        f"its NOT_CHECKED, with the reason: {unaccounted}"
+    )
+
+
+@pytest.mark.parametrize("name, start, block, output", output_blocks())
+def test_each_block_of_output_is_what_the_code_prints(name, start, block, output):
+    shown = printed(ROOT / name, start, output.situation)
+
+    assert shows(block, shown, output.whole), "\n".join(shown)
+
+
 # ---------------------------------------------------------------- the rules themselves
 
 
@@ -1329,6 +1701,30 @@ def test_a_name_only_the_tests_have_passes_only_where_said_to_be_theirs(tmp_path
     assert {name for name, _ in unknown_names(doc, code_of(ROOT, tests=True), PACKAGE)} == {
         "test_nonesuch"
     }
+
+
+def test_the_output_rule_catches_a_block_that_is_not_what_was_printed(tmp_path):
+    """A stale reply fails, `…` aside; so does a block that no table lists."""
+    printed = ['data: {"error": "Bedrock cannot be called: no AWS credentials were found."}', ""]
+    stale = 'data: {"error": "The agent failed: NoCredentialsError: Unable to locate credentials"}'
+    (tmp_path / "docs").mkdir()
+    doc = tmp_path / "docs" / "page.md"
+    doc.write_text(
+        "```sh\ncurl -N localhost:8080/invocations \\\n  -H 'Accept: text/event-stream' "
+        "-d '{\"messages\": []}'\n```\n\n```\n" + stale + "\n```\n\n```text\nlisted\n```\n"
+    )
+
+    assert shows(['data: {"error": "Bedrock cannot be called: …"}'], printed)
+    assert not shows([stale], printed)
+    assert not shows([printed[0], printed[0]], printed)  # more than was printed
+    assert shows(["b"], ["a", "", "b"], whole=False)
+    assert not shows(["c"], ["a", "", "b"], whole=False)
+    assert request_before(doc, 6) == Request(
+        "/invocations", {"Accept": "text/event-stream"}, b'{"messages": []}'
+    )
+    assert unaccounted_blocks([doc], tmp_path, {("docs/page.md", "list"): ""}) == [
+        f"docs/page.md:6: {stale}"
+    ]
 
 
 def test_the_link_rule_catches_a_link_to_nothing(tmp_path):
