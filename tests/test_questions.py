@@ -41,7 +41,7 @@ BAD_ANSWERS = {
         "bedrock_agentcore",
         "would shadow",
     ),
-    "package name shadows main.py": ("package_name", "main", "would shadow"),
+    "package name shadows main.py": ("package_name", "main", "one of the project's own modules"),
     "package name shadows the standard library": ("package_name", "json", "would shadow"),
     "package name shadows a dependency's module": ("package_name", "jmespath", "would shadow"),
     "interrupt prefix with capitals": (

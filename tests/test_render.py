@@ -231,7 +231,7 @@ def test_answers_become_constants_in_one_settings_module(project):
 
 
 def test_long_project_name_still_gives_a_valid_agent_name(project):
-    root = project(project_name="a-very-long-project-name-for-testing-limits")
+    root = project(project_name="a-very-long-project-name-for-limits")
 
     answers = yaml.safe_load((root / ".copier-answers.yml").read_text())
 
