@@ -83,11 +83,17 @@ NOT_RUN = {
         "network, or your template's URL"
     ),
     ("uv run pytest", "uv run pytest *"): "they are the tests; .ci/run runs them",
-    ("cd ../my-agent", "cd ../my-agent && *"): "it makes a git repository and a commit",
-    ("make install", "make test", "make evals", "make lint test"): (
+    ("cd ../my-agent", "cd ../my-agent && *", "git init && git add -A && git commit *"): (
+        "they move into a copy and commit it: tests/test_update.py's projects are made so"
+    ),
+    ("make install", "make test", "make lint test"): (
         "they need the project's environment: tests/test_generated_project.py runs them (slow)"
     ),
-    ("make serve", "make rehearse"): "it starts a server",
+    ("make rehearse",): "it starts a server",
+    ("make playground",): (
+        "it serves until stopped; a rendering's tests/test_playground_browser.py starts it "
+        "and drives its page (slow)"
+    ),
     ("curl *",): "it needs the server that `make serve` starts",
     ("uv run python bench/*.py", "uv run python bench/*.py *"): (
         "each costs a minute or more; tests/test_bench.py runs every one with --smoke"
@@ -458,3 +464,49 @@ def test_each_block_of_output_of_the_template_s_docs_is_what_a_rendering_prints(
         shown = json.loads(done.stdout.splitlines()[-1])
 
         assert rules.shows(block, shown, output.whole), "\n".join(shown)
+
+
+# ---------------------------------------------------------------- the first steps
+
+
+def first_sh_block_of(document, heading: str) -> list[str]:
+    """The commands of the first ```sh block under a heading, without their comments."""
+    text = document.read_text()
+    (under,) = [n for n, line in enumerate(text.splitlines(), 1) if line == heading]
+    _, blocks = rules.split_markdown(text)
+    start, lines = next((s, ls) for lang, s, ls in blocks if lang == "sh" and s > under)
+    return [c for n, c in rules.sh_commands(document) if start < n <= start + len(lines)]
+
+
+def first_steps_copier_prints(destination: str) -> list[str]:
+    """The commands copier's closing message lists after "Next steps", as it renders them."""
+    import jinja2
+
+    message = yaml.safe_load((TEMPLATE / "copier.yml").read_text())["_message_after_copy"]
+    shown = jinja2.Template(message).render(
+        _copier_conf={"dst_path": destination}, template_version="0.0.0"
+    )
+    steps = shown.split("Next steps", 1)[1].split(":\n", 1)[1].split("\n\n", 1)[0]
+    return [re.sub(r"\s+#\s.*$", "", line).strip() for line in steps.splitlines()]
+
+
+def as_steps(commands: list[str]) -> list[str]:
+    """The commands, with the folder a `cd` names left out: each place names its own."""
+    return ["cd <the project>" if c.startswith("cd ") else c for c in commands]
+
+
+def test_the_first_steps_are_one_list_in_copier_s_message_the_readme_and_getting_started(
+    default_rendering,
+):
+    """Three places tell a new project's first steps; they must not drift into three orders."""
+    printed = first_steps_copier_prints("../my-agent")
+    readme = first_sh_block_of(default_rendering / "README.md", "## Run it")
+    getting_started = first_sh_block_of(TEMPLATE / "docs" / "getting-started.md", "## Run it")
+
+    assert as_steps(printed) == as_steps(readme) == as_steps(getting_started)
+    assert (printed[0], readme[0], getting_started[0]) == (
+        "cd ../my-agent",
+        "cd my-welt-agent",
+        "cd ../my-agent",
+    )
+    assert printed[-1] == "make playground"

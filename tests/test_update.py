@@ -535,7 +535,7 @@ def make_checked(project: Path, *command: str) -> subprocess.CompletedProcess:
 
 
 def generated_and_installed(repo: Path, destination: Path, release: str, **answers) -> Path:
-    """What the README's first steps make: a copy, `git init && make install`, a commit."""
+    """What the README's first steps make: a copy, `make install`, `git init` and a commit."""
     run_copy(str(repo), destination, data=answers, defaults=True, vcs_ref=release, quiet=True)
     git(destination, "init", "-q")
     make_checked(destination, "install")

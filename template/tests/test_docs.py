@@ -121,6 +121,8 @@ RUN = {
 # Commands the docs show that no test here runs, by shell-style pattern (`*` is any
 # text), and why not.
 NOT_RUN = {
+    ("cd *",): "it moves into the project, where these tests run",
+    ("git init && *",): "it makes the project a git repository, once, after a copy",
     ("make install",): "the tests run in the environment it builds",
     ("make test", "make test-all"): "they are the tests",
     ("make lint",): "CI's lint job runs it, and mypy takes longer than the tests may",
