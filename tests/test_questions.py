@@ -1,9 +1,11 @@
 """Bad answers are refused by a validator whose message names the question."""
 
 import re
+import subprocess
+import sys
 
 import pytest
-from conftest import render
+from conftest import TEMPLATE, render
 
 BAD_ANSWERS = {
     "project name with spaces": ("project_name", "My Agent", "project_name must be"),
@@ -123,3 +125,27 @@ def test_each_provider_gets_a_working_default_model_and_only_its_extra(tmp_path,
     assert f'"strands-agents[{provider}]>=' in pyproject
     assert pyproject.count("strands-agents[") == 1
     assert re.search(r'DEFAULT_MODEL_ID = "[^"]+"', settings)
+
+
+def test_a_refused_answer_on_the_command_line_ends_in_the_line_the_readme_shows(tmp_path):
+    """copier's CLI prints its traceback first; the README says to read the last line, and shows it.
+
+    copier's command line (`_handle_exceptions`) prints only copier's own errors in one
+    line, and a refused `-d` answer is a ValueError, so nothing in copier.yml can shorten
+    it: the README can only say which line to read. This runs the README's copy with a
+    bad `-d`, by copier's own command line, and holds the README's block to its last line.
+    """
+    destination = tmp_path / "my-agent"
+    refused = subprocess.run(
+        [sys.executable, "-m", "copier", "copy", "--defaults", "-d", "package_name=Bad",
+         str(TEMPLATE), str(destination)],
+        cwd=TEMPLATE, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    readme = (TEMPLATE / "README.md").read_text()
+    (shown,) = re.findall(r"```text\n(ValueError: Validation error for question .*)\n```", readme)
+
+    assert refused.returncode != 0
+    assert refused.stderr.strip().splitlines()[-1] == shown
+    assert shown.startswith("ValueError: Validation error for question 'package_name': ")
+    assert "package_name=Bad" in readme
+    assert not destination.exists()
