@@ -1567,7 +1567,11 @@ def test_every_block_of_output_is_produced_here_or_listed_with_why_not():
     )
 
 
-@pytest.mark.parametrize("name, start, block, output", output_blocks())
+@pytest.mark.parametrize(
+    "name, start, block, output",
+    output_blocks(),
+    ids=[f"{name}:{start}" for name, start, _, _ in output_blocks()],
+)
 def test_each_block_of_output_is_what_the_code_prints(name, start, block, output):
     shown = printed(ROOT / name, start, output.situation)
 
