@@ -1360,7 +1360,9 @@ def shows(block: list[str], printed: list[str], whole: bool = True) -> bool:
 
     Not whole: each line of the block is one of the lines printed.
     """
-    shown = [re.compile(".*?".join(map(re.escape, line.split("…")))) for line in block if line]
+    shown = [
+        re.compile(".*?".join(map(re.escape, line.split("…")))) for line in block if line.strip()
+    ]
     lines = [line for line in printed if line.strip()]
     if not whole:
         return all(any(line.fullmatch(out) for out in lines) for line in shown)
@@ -1371,6 +1373,8 @@ def shows(block: list[str], printed: list[str], whole: bool = True) -> bool:
 
 @dataclass(frozen=True)
 class Request:
+    """A request as a page's `curl` command sends it."""
+
     path: str
     headers: dict[str, str]
     body: bytes
@@ -1399,6 +1403,7 @@ def request_before(document: Path, line: int) -> Request | None:
 
 @contextlib.contextmanager
 def only_environment(env: dict[str, str]) -> Iterator[None]:
+    """Only these variables, while it lasts: botocore reads the process's, not the settings'."""
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
@@ -1482,7 +1487,7 @@ def bedrock_without_credentials(request: Request | None) -> list[str]:
 
 
 def no_messages(request: Request | None) -> list[str]:
-    """The reply to `{"messages": []}`, the page's request otherwise."""
+    """The reply to `{"messages": []}`, sent as the page's request is (its path, its headers)."""
     with served(MODEL_PROVIDER="rehearsal") as send:
         return send(request or A_MESSAGE, {"messages": []})
 
@@ -1507,6 +1512,7 @@ def a_null_answer(request: Request | None) -> list[str]:
 def the_same_answers_twice(request: Request | None) -> list[str]:
     """Rehearsal's walk-through to its end, its question answered in text and its report
     (with the sample tools) published, then the last answers sent again."""
+    answers: dict = {}
     with served(MODEL_PROVIDER="rehearsal") as send:
         reply = send(request or A_MESSAGE, turn_of("hello"))
         while questions_in(reply):
@@ -1567,10 +1573,13 @@ def test_every_block_of_output_is_produced_here_or_listed_with_why_not():
     )
 
 
+OUTPUT_BLOCKS = output_blocks()
+
+
 @pytest.mark.parametrize(
     "name, start, block, output",
-    output_blocks(),
-    ids=[f"{name}:{start}" for name, start, _, _ in output_blocks()],
+    OUTPUT_BLOCKS,
+    ids=[f"{name}:{start}" for name, start, _, _ in OUTPUT_BLOCKS],
 )
 def test_each_block_of_output_is_what_the_code_prints(name, start, block, output):
     shown = printed(ROOT / name, start, output.situation)
