@@ -81,6 +81,7 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
 import ast
 import builtins
 import contextlib
+import copy
 import fnmatch
 import functools
 import importlib
@@ -686,38 +687,51 @@ def code_of(*roots: Path, tests: bool = False) -> Code:
     agent's is wrong however true the test is. With tests, tests/ is read too; the index
     without keeps that one as its `with_tests`.
     """
+    if tests:
+        return code_of(*roots).with_tests or Code()
     code = Code()
     for root in roots:
-        for folder, folders, files in os.walk(root):
-            folders[:] = [f for f in folders if f not in SKIPPED_DIRS and f != "template"]
-            if Path(folder) == root and not tests:
-                folders[:] = [f for f in folders if f != "tests"]
-            for name in files:
-                path = Path(folder) / name
-                if path.suffix != ".py" or name == "test_docs.py":  # this file: its examples
-                    continue
-                try:
-                    tree = ast.parse(path.read_text())
-                except SyntaxError:  # a file of the template's, still Jinja
-                    continue
-                module = module_of(path, root)
-                identifiers = read_module(code, tree, module)
-                code.files.setdefault(str(path.relative_to(root)), set()).update(identifiers)
-                code.names.add(module.rsplit(".", 1)[-1])
+        read_files(code, root, [f for f in python_files(root) if f.parts[0] != "tests"])
         for name in SETTINGS_FILES:
             if (root / name).is_file():
                 code.strings.append((root / name).read_text())
         code.strings += [path.read_text() for path in sorted((root / ".github").glob("**/*.yml"))]
-    code.foreign = {name for top, name in code.imports if top not in code.modules}
-    for module in list(code.modules):  # a package binds its modules
-        parts = module.split(".")
-        for end in range(1, len(parts)):
-            code.modules.setdefault(".".join(parts[:end]), set()).add(parts[end])
-    for text in code.strings:
-        code.words.update(re.findall(r"[A-Za-z_][\w-]*", text))
-    if not tests:
-        code.with_tests = code_of(*roots, tests=True)
+    with_tests = copy.deepcopy(code)  # each file parsed once: the tests' index adds to a copy
+    for root in roots:
+        read_files(with_tests, root, [f for f in python_files(root) if f.parts[0] == "tests"])
+    for index in (code, with_tests):
+        index.foreign = {name for top, name in index.imports if top not in index.modules}
+        for module in list(index.modules):  # a package binds its modules
+            parts = module.split(".")
+            for end in range(1, len(parts)):
+                index.modules.setdefault(".".join(parts[:end]), set()).add(parts[end])
+        for text in index.strings:
+            index.words.update(re.findall(r"[A-Za-z_][\w-]*", text))
+    code.with_tests = with_tests
     return code
+
+
+def python_files(root: Path) -> list[Path]:
+    """Every Python file under a root, relative to it, outside SKIPPED_DIRS and template/."""
+    found = []
+    for folder, folders, files in os.walk(root):
+        folders[:] = [f for f in folders if f not in SKIPPED_DIRS and f != "template"]
+        found += [(Path(folder) / name).relative_to(root) for name in files if name.endswith(".py")]
+    return found
+
+
+def read_files(code: Code, root: Path, paths: list[Path]) -> None:
+    for path in paths:
+        if path.name == "test_docs.py":  # this file: its examples
+            continue
+        try:
+            tree = ast.parse((root / path).read_text())
+        except SyntaxError:  # a file of the template's, still Jinja
+            continue
+        module = module_of(root / path, root)
+        identifiers = read_module(code, tree, module)
+        code.files.setdefault(str(path), set()).update(identifiers)
+        code.names.add(module.rsplit(".", 1)[-1])
 
 
 def looks_like_code(name: str) -> bool:
