@@ -1,6 +1,8 @@
 """Bad answers are refused by a validator whose message names the question."""
 
 import re
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -42,7 +44,7 @@ BAD_ANSWERS = {
         "bedrock_agentcore",
         "would shadow",
     ),
-    "package name shadows main.py": ("package_name", "main", "would shadow"),
+    "package name shadows main.py": ("package_name", "main", "one of the project's own modules"),
     "package name shadows the standard library": ("package_name", "json", "would shadow"),
     "package name shadows a dependency's module": ("package_name", "jmespath", "would shadow"),
     "project name over 40 characters": ("project_name", "a" * 41, "at most 40 characters"),
@@ -156,3 +158,27 @@ def test_every_top_level_module_of_a_project_is_refused_as_its_package_name(tmp_
     )
 
     assert sorted(modules - refused) == []
+
+
+def test_a_refused_answer_on_the_command_line_ends_in_the_line_the_readme_shows(tmp_path):
+    """copier's CLI prints its traceback first; the README says to read the last line, and shows it.
+
+    copier's command line (`_handle_exceptions`) prints only copier's own errors in one
+    line, and a refused `-d` answer is a ValueError, so nothing in copier.yml can shorten
+    it: the README can only say which line to read. This runs the README's copy with a
+    bad `-d`, by copier's own command line, and holds the README's block to its last line.
+    """
+    destination = tmp_path / "my-agent"
+    refused = subprocess.run(
+        [sys.executable, "-m", "copier", "copy", "--defaults", "-d", "package_name=Bad",
+         str(TEMPLATE), str(destination)],
+        cwd=TEMPLATE, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    readme = (TEMPLATE / "README.md").read_text()
+    (shown,) = re.findall(r"```text\n(ValueError: Validation error for question .*)\n```", readme)
+
+    assert refused.returncode != 0
+    assert refused.stderr.strip().splitlines()[-1] == shown
+    assert shown.startswith("ValueError: Validation error for question 'package_name': ")
+    assert "package_name=Bad" in readme
+    assert not destination.exists()
