@@ -133,7 +133,7 @@ def test_what_you_own_is_one_folder_beside_the_templates_machinery(project):
     ]
     # tools/ holds only the template's tool adapters; TOOLS is in yours/tools/.
     machinery = sorted(p.name for p in (package / "tools").iterdir())
-    assert machinery == ["lazy.py", "left_out.py", "mcp.py", "prebuilt.py"]
+    assert machinery == ["call_memo.py", "lazy.py", "left_out.py", "mcp.py", "prebuilt.py"]
     # An update from before 0.4.0 moves every other file of tools/ into yours/,
     # so the script that moves them must know each module the template owns
     # there, and registry.py, which stood there until 0.7.0.

@@ -31,10 +31,9 @@ def git_show(path: str) -> str | None:
     return shown.stdout if shown.returncode == 0 else None
 
 
-def sides(text: str) -> tuple[str, str]:
-    """Your README and the release's, out of a file copier merged with no ancestor."""
-    yours: list[str] = []
-    release: list[str] = []
+def release_side(text: str) -> str:
+    """The release's README, out of a file copier merged with no ancestor: all but your side."""
+    kept: list[str] = []
     side = "both"
     for line in text.splitlines(keepends=True):
         marker = line.rstrip("\n")
@@ -44,12 +43,9 @@ def sides(text: str) -> tuple[str, str]:
             side = "release"
         elif side == "release" and marker == THEIRS:
             side = "both"
-        else:
-            if side in ("both", "yours"):
-                yours.append(line)
-            if side in ("both", "release"):
-                release.append(line)
-    return "".join(yours), "".join(release)
+        elif side != "yours":
+            kept.append(line)
+    return "".join(kept)
 
 
 def rendered_before() -> str | None:
@@ -163,17 +159,26 @@ def separated(parts: list[str]) -> list[str]:
 
 
 def main() -> int:
-    if not README.is_file() or OURS not in README.read_text().splitlines():
-        return 0  # copier merged it, as it does from 0.15.0 on
     if git_show("scripts/readme_merge.py") is not None:
         return 0  # the project already had an ancestor: copier's conflicts are real ones
+    yours = git_show("README.md")
+    if yours is None or not README.is_file():
+        return 0
+    rejected = Path("README.md.rej")
+    text = README.read_text()
+    if OURS in text.splitlines():
+        release = release_side(text)
+    elif rejected.is_file():  # --conflict rej: the release's README, your change set aside
+        release = text
+    else:
+        return 0  # copier merged it
     ancestor = git_show(".copier-readme.md") or rendered_before()
     if ancestor is None:
         print("README.md: no earlier README to merge with; resolve its conflicts by hand.")
         return 0
-    yours, release = sides(README.read_text())
-    text, conflicts = merged(yours, ancestor, release)
-    README.write_text(text)
+    merged_text, conflicts = merged(yours, ancestor, release)
+    README.write_text(merged_text)
+    rejected.unlink(missing_ok=True)
     left = f", {conflicts} conflict(s) left where you and the template both changed it"
     print(f"README.md: your edits merged into the template's README{left if conflicts else ''}.")
     return 0
