@@ -280,10 +280,35 @@ def served(project: Path, expression: str, env: dict[str, str]) -> str:
     return result.stdout.strip()
 
 
-@pytest.mark.parametrize("release", RELEASES)
-def test_every_release_updates_to_this_one_keeping_the_users_edits_and_green(
-    released, tmp_path, shared_environments, release
-):
+# Two halves, each a pytest-xdist scope of its own (--dist loadscope), so
+# that the two workers update at once.
+def version(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
+
+
+BY_ROLE = "0.7.0"  # the release that laid the package out by role
+EARLY = [release for release in RELEASES if version(release) < version(BY_ROLE)]
+LATER = [release for release in RELEASES if version(release) >= version(BY_ROLE)]
+
+
+class TestFromTheLayoutsBeforeTheRoles:
+    @pytest.mark.parametrize("release", EARLY)
+    def test_an_update_keeps_the_users_edits_and_ends_green(
+        self, released, tmp_path, shared_environments, release
+    ):
+        update_as_a_user_does(release, released, tmp_path, shared_environments)
+
+
+class TestFromThePackageByRole:
+    @pytest.mark.parametrize("release", LATER)
+    def test_an_update_keeps_the_users_edits_and_ends_green(
+        self, released, tmp_path, shared_environments, release
+    ):
+        update_as_a_user_does(release, released, tmp_path, shared_environments)
+
+
+def update_as_a_user_does(release: str, released: Path, tmp_path: Path, shared_environments):
+    """A copy of the release, the user's edits, `make update`, its steps, `make install lint test`."""
     python = python_after(release)
     env = shared_environments(python)
     project = tmp_path / "project"
