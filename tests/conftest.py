@@ -346,6 +346,6 @@ def released(tmp_path_factory) -> Path:
             target.chmod(source.stat().st_mode)
     identity = ["-c", "user.name=Template Tests", "-c", "user.email=tests@example.invalid"]
     git(repo, *identity, "add", "-A")
-    git(repo, *identity, "commit", "-q", "-m", CURRENT)
+    git(repo, *identity, "commit", "-q", "--allow-empty", "-m", CURRENT)
     git(repo, "tag", CURRENT)
     return repo
