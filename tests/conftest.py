@@ -6,16 +6,29 @@ import glob
 import itertools
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from copier import run_copy
 from uv import find_uv_bin
 
 TEMPLATE = Path(__file__).resolve().parent.parent
+
+sys.path.insert(0, str(TEMPLATE / ".ci"))
+import release_tags  # noqa: E402  (the script the Release workflow tags releases with)
+
+# This working tree's release, and every release before it, by its commit.
+CURRENT = yaml.safe_load((TEMPLATE / "copier.yml").read_text())["template_version"]["default"]
+RELEASES = {
+    version: commit
+    for version, commit in release_tags.releases(str(TEMPLATE)).items()
+    if version != CURRENT
+}
 
 # The uv of the suite's own environment, by its real path: a version
 # manager's shim named `uv` may pick its interpreter from a generated
@@ -42,6 +55,21 @@ COMBINATIONS = [
     dict(zip(TOGGLES, values))
     for values in itertools.product((True, False), repeat=len(TOGGLES))
 ]
+
+
+def pytest_configure(config):
+    """Three fresh seeds for tests/test_any_answers.py, unless ANSWER_SEEDS names them.
+
+    Drawn once, in the process that starts the run: pytest-xdist's workers
+    inherit the variable, so each collects the same answer sets.
+    """
+    fresh = ",".join(str(secrets.randbelow(1_000_000)) for _ in range(3))
+    os.environ.setdefault("ANSWER_SEEDS", fresh)
+
+
+def pytest_report_header(config):
+    sets = os.environ.get("ANSWER_SETS", "2")
+    return f"answer sets: ANSWER_SEEDS={os.environ['ANSWER_SEEDS']} ANSWER_SETS={sets}"
 
 
 def combination_id(answers: dict) -> str:
@@ -129,9 +157,9 @@ def renderings(tmp_path_factory):
     _RENDERINGS.clear()
 
 
-def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     """Run a command in a generated project, on the Python its .python-version names."""
-    return run_in(command, cwd, python_for(project_python(cwd)))
+    return run_in(command, cwd, python_for(project_python(cwd)), **env)
 
 
 def project_python(project: Path) -> str:
@@ -171,16 +199,18 @@ def python_for(version: str) -> str:
     pytest.skip(f"Python {version} is not installed on this machine")
 
 
-def run_in(command: list[str], cwd: Path, python: str) -> subprocess.CompletedProcess:
+def run_in(
+    command: list[str], cwd: Path, python: str, **extra: str
+) -> subprocess.CompletedProcess:
     """Run a command in a generated project, offline-safe, with uv pinned to this Python.
 
-    A leading "uv" is the suite's own uv binary.
+    A leading "uv" is the suite's own uv binary; `extra` adds to the environment.
     """
     if command[0] == "uv":
         command = [UV, *command[1:]]
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     env.update(
-        AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never"
+        AWS_EC2_METADATA_DISABLED="true", UV_PYTHON=python, UV_PYTHON_DOWNLOADS="never", **extra
     )
     # The project's Makefile says `uv`: make it this uv, not a shim.
     env["PATH"] = os.pathsep.join([str(Path(UV).parent), env.get("PATH", "")])
@@ -234,6 +264,28 @@ def built_project(tmp_path_factory):
     return of
 
 
+@pytest.fixture(scope="session")
+def shared_environments(tmp_path_factory):
+    """A factory: for a Python, the variables that give many projects one environment.
+
+    Projects whose dependencies are the same (the same Python and provider)
+    need not each build an environment: uv syncs all of them into one
+    (UV_PROJECT_ENVIRONMENT), and mypy keeps one cache for all (MYPY_CACHE_DIR),
+    which it checks file by file, so each project is still checked whole. One
+    per pytest-xdist worker, so that no two commands sync one at once.
+    """
+    root = tmp_path_factory.mktemp("environments")
+
+    def of(python: str, provider: str = "bedrock") -> dict[str, str]:
+        where = root / f"{python}-{provider}"
+        return {
+            "UV_PROJECT_ENVIRONMENT": str(where / "venv"),
+            "MYPY_CACHE_DIR": str(where / "mypy"),
+        }
+
+    return of
+
+
 @pytest.fixture(scope="module")
 def aws_server():
     """An AWS API (moto's server) on a free port of this machine; yields its URL.
@@ -247,3 +299,53 @@ def aws_server():
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def commit_all(cwd: Path, message: str, tag: str | None = None) -> None:
+    git(cwd, "add", "-A")
+    git(cwd, "commit", "-q", "--allow-empty", "-m", message)
+    if tag:
+        git(cwd, "tag", tag)
+
+
+@pytest.fixture
+def git_identity(monkeypatch):
+    """Who the tests' commits are by: a machine may have no git identity at all."""
+    for variable in ("GIT_AUTHOR", "GIT_COMMITTER"):
+        monkeypatch.setenv(f"{variable}_NAME", "Template Tests")
+        monkeypatch.setenv(f"{variable}_EMAIL", "tests@example.invalid")
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    """A clone of this repository with a tag on each release, and this working tree as the newest.
+
+    The releases are .ci/release_tags.py's, read from history, as CI tags
+    them; the working tree (uncommitted changes too) is one more commit on
+    top, tagged with copier.yml's template_version, so copier reads it as
+    the newest release.
+    """
+    repo = tmp_path_factory.mktemp("releases") / "template"
+    git(TEMPLATE, "clone", "-q", "--no-tags", str(TEMPLATE), str(repo))
+    for version, commit in RELEASES.items():
+        git(repo, "tag", version, commit)
+    git(repo, "rm", "-rq", ".")
+    listed = git(TEMPLATE, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for name in filter(None, listed.split("\0")):
+        source = TEMPLATE / name
+        if source.is_file():  # not deleted in the working tree
+            target = repo / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+            target.chmod(source.stat().st_mode)
+    identity = ["-c", "user.name=Template Tests", "-c", "user.email=tests@example.invalid"]
+    git(repo, *identity, "add", "-A")
+    git(repo, *identity, "commit", "-q", "--allow-empty", "-m", CURRENT)
+    git(repo, "tag", CURRENT)
+    return repo

@@ -12,13 +12,20 @@ The rules and the parsers are the generated project's, in template/tests/test_do
   What neither has, on purpose (an example of the reader's), is in NOT_HERE with the
   reason; a section about updating from an old release ("## From 0.6.0 to 0.7.0") names
   that release's paths, and is not checked;
-- every code name given is in a rendering of RENDERINGS (every default, and the answers
-  that bring memory, an S3 run store, MCP, Anthropic, history, and no sample tools), in
-  this repository's own code (bench/, tests/) or its copier.yml, or is said to be another
-  library's, by the generated project's rules; a rendering's own docs are held to the
-  same, and each of the generated rules' ELSEWHERE names is in a rendering. What passes
-  here only by NOT_CODE is listed with its reason;
-- every message the docs quote is one a rendering's code says;
+- every code name given is in the code a rendering of RENDERINGS ships (every default, and
+  the answers that bring memory, an S3 run store, MCP, Anthropic, history, and no sample
+  tools), in this repository's own code (bench/) or its copier.yml, or is said to be
+  another library's, by the generated project's rules; a name only the tests have, a
+  rendering's tests/ or this repository's, passes where the docs say it is the tests', by
+  the same rules. A rendering's own docs are held to the same, and each of the generated
+  rules' ELSEWHERE names is in a rendering (its tests too: a sample tool's test). What
+  passes here only by NOT_CODE is listed with its reason;
+- every message the docs quote is one a rendering's code, or its tests, says;
+- every block of output the docs show (``` or ```text) is in OUTPUTS, produced by the
+  generated rules' situation it names in the default rendering's environment, for real
+  (slow: getting-started.md's reply without AWS credentials is the Bedrock agent's
+  answer to the page's `curl` request), or in NOT_CHECKED with the reason; every entry
+  of those tables, and of the generated rules' own, is for a block some docs show;
 - a release the docs call current ("(0.10.0 now)") is copier.yml's `template_version`,
   and the releases "How the template proves this" lists are those tests/test_update.py
   updates from;
@@ -36,21 +43,23 @@ The README's `uvx copier copy --defaults "$PWD" ../my-agent` is not run: the
 same copy without the CLI.
 """
 
-import ast
 import importlib.util
+import json
 import os
 import re
 import shlex
 import subprocess
+import sys
 
 import pytest
 import yaml
-from conftest import RICHEST, TEMPLATE, UV, render
+from conftest import CURRENT, RELEASES, RICHEST, TEMPLATE, UV, render, run
 
 _spec = importlib.util.spec_from_file_location(
     "generated_docs_rules", TEMPLATE / "template" / "tests" / "test_docs.py"
 )
 rules = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = rules  # a dataclass finds its module's names by the module's name
 _spec.loader.exec_module(rules)
 
 PACKAGE = "my_welt_agent"
@@ -73,11 +82,17 @@ NOT_RUN = {
         "network, or your template's URL"
     ),
     ("uv run pytest", "uv run pytest *"): "they are the tests; .ci/run runs them",
-    ("cd ../my-agent", "cd ../my-agent && *"): "it makes a git repository and a commit",
-    ("make install", "make test", "make evals", "make lint test"): (
+    ("cd ../my-agent", "cd ../my-agent && *", "git init && git add -A && git commit *"): (
+        "they move into a copy and commit it: tests/test_update.py's projects are made so"
+    ),
+    ("make install", "make test", "make lint test"): (
         "they need the project's environment: tests/test_generated_project.py runs them (slow)"
     ),
-    ("make serve", "make rehearse"): "it starts a server",
+    ("make rehearse",): "it starts a server",
+    ("make playground",): (
+        "it serves until stopped; a rendering's tests/test_playground_browser.py starts it "
+        "and drives its page (slow)"
+    ),
     ("curl *",): "it needs the server that `make serve` starts",
     ("uv run python bench/*.py", "uv run python bench/*.py *"): (
         "each costs a minute or more; tests/test_bench.py runs every one with --smoke"
@@ -95,6 +110,22 @@ NOT_RUN = {
     ("make api-key *", "make deploy *"): (
         "they need AWS credentials for the environment's account; tests/test_deployment.py "
         "synthesizes what they deploy"
+    ),
+}
+
+# Blocks of output the template's docs show (``` or ```text), by document and how the
+# block's first line starts, each with the generated rules' situation that prints it
+# (their SITUATIONS): produced in the default rendering's environment (slow).
+OUTPUTS = {
+    ("docs/getting-started.md", 'data: {"error": '): rules.Output("bedrock_without_credentials"),
+}
+
+# The template's other ``` and ```text blocks, and why no test produces them.
+NOT_CHECKED = {
+    ("docs/updating.md", "<<<<<<< "): "what git writes into a file it could not merge: an example",
+    ("README.md", "ValueError: Validation error for question"): (
+        "copier's last line for a refused -d answer: tests/test_questions.py runs copier's "
+        "command line and holds this block to it"
     ),
 }
 
@@ -116,7 +147,6 @@ NOT_HERE = {
 # Words of another library's message, quoted inside one of the agent's.
 THEIR_WORDS = {
     **rules.THEIR_WORDS,
-    "Unable to locate credentials": "botocore's, in a failure (docs/getting-started.md)",
     "You are downgrading": "copier's, refusing an update to an older tag (docs/updating.md)",
 }
 
@@ -124,6 +154,10 @@ NOT_CODE = {
     **rules.NOT_CODE,
     "UU": "how `git status` marks a file left unmerged (docs/updating.md)",
     "weather": "the reader's tool that tests/test_update.py writes (docs/updating.md)",
+    "AVeryLongProjectNameFor": (
+        "the agent_name a long project name gives (docs/questions.md); tests/test_render.py "
+        "renders it"
+    ),
 }
 
 # Renderings whose code the docs' names are looked up in: every answer that adds code.
@@ -241,7 +275,7 @@ def test_every_code_name_of_a_rendering_s_docs_is_in_a_rendering(renderings):
 
 
 def test_every_name_the_generated_rules_find_elsewhere_is_in_a_rendering(renderings):
-    code = union_of(renderings)
+    code = rules.code_of(*sorted(renderings.values()), tests=True)  # a sample tool's tests too
     assert [name for name in rules.ELSEWHERE if name not in code.names] == []
 
 
@@ -257,7 +291,7 @@ def test_every_code_name_of_the_template_s_docs_is_in_a_rendering_or_here(render
 
 
 def test_every_message_the_docs_quote_is_one_a_rendering_says(renderings):
-    code = rules.code_of(*sorted(renderings.values()), TEMPLATE)
+    code = rules.code_of(*sorted(renderings.values()), TEMPLATE, tests=True)
     docs = [*documents(), *rules.documents(renderings["default"])]
     unsaid = [
         f"{document.name}: {quote!r}"
@@ -269,35 +303,20 @@ def test_every_message_the_docs_quote_is_one_a_rendering_says(renderings):
     assert not unsaid, f"quoted, but no message of the code: {unsaid}"
 
 
-def releases_updated_from() -> tuple[list[str], str]:
-    """tests/test_update.py's RELEASES and CURRENT, read from its source."""
-    tree = ast.parse((TEMPLATE / "tests" / "test_update.py").read_text())
-    found = {
-        target.id: ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        for target in node.targets
-        if isinstance(target, ast.Name) and target.id in ("RELEASES", "CURRENT")
-    }
-    return list(found["RELEASES"]), found["CURRENT"]
-
-
 def test_the_releases_the_docs_name_are_the_template_s():
-    """`(0.7.0 now)` was true once; the update tests' list of releases grows with each."""
-    version = yaml.safe_load((TEMPLATE / "copier.yml").read_text())["template_version"]["default"]
+    """`(0.7.0 now)` was true once; a release the update tests are said to start from is one."""
     called_current = [
         f"{document.name}: {named}"
         for document in documents()
         for named in re.findall(r"(\d+\.\d+\.\d+) now\b", document.read_text())
-        if named != version
+        if named != CURRENT
     ]
     assert not called_current, f"not the release copier.yml says: {called_current}"
 
-    released, current = releases_updated_from()
     text = (TEMPLATE / "docs" / "updating.md").read_text()
     section = text.split("## How the template proves this", 1)[1]
-    proof = next(part for part in section.split("\n\n") if "tests/test_update.py" in part)
-    assert set(re.findall(r"`(\d+\.\d+\.\d+)`", proof)) == {*released, current}
+    named = set(re.findall(r"\b(\d+\.\d+\.\d+)\b", section.split("\n## ", 1)[0]))
+    assert named - {*RELEASES, CURRENT} == set()
 
 
 def test_every_relative_link_of_the_docs_resolves():
@@ -361,3 +380,121 @@ def test_the_cheap_sh_commands_work(default_rendering):
             shlex.split(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
         )
         assert done.returncode == 0, f"{command} in {where}:\n{done.stdout}\n{done.stderr}"
+
+
+def test_every_block_of_output_is_produced_or_listed_with_why_not():
+    unaccounted = rules.unaccounted_blocks(documents(), TEMPLATE, OUTPUTS | NOT_CHECKED)
+    assert not unaccounted, (
+        f"a ``` or ```text block neither produced by tests/test_docs.py (OUTPUTS) nor in "
+        f"its NOT_CHECKED, with the reason: {unaccounted}"
+    )
+
+
+def test_every_entry_of_the_output_tables_is_for_a_block_of_the_docs(renderings):
+    """An entry no block matches any more is a check nobody runs: drop it, or fix its start."""
+    for tables, docs in (
+        ((OUTPUTS, NOT_CHECKED), [(TEMPLATE, document) for document in documents()]),
+        (
+            (rules.OUTPUTS, rules.NOT_CHECKED),
+            [(root, document) for root in renderings.values() for document in rules.documents(root)],
+        ),
+    ):
+        blocks = [
+            (document.relative_to(root).as_posix(), lines)
+            for root, document in docs
+            for _, lines in rules.text_blocks(document)
+        ]
+        unused = [
+            key
+            for table in tables
+            for key in table
+            if not any(rules.listed_for(name, lines, {key: key}) for name, lines in blocks)
+        ]
+        assert not unused, f"no block of the docs starts so: {unused}"
+
+
+def test_every_situation_the_output_tables_name_is_one_the_generated_rules_have():
+    named = {output.situation for output in [*OUTPUTS.values(), *rules.OUTPUTS.values()]}
+    assert named <= set(rules.SITUATIONS)
+
+
+# Run in a rendering, from its root: what the generated rules' `printed` returns, as JSON
+# on the last line.
+PRINTED = (
+    "import json, sys; sys.path[:0] = ['app', 'tests']; from pathlib import Path; "
+    "import test_docs; "
+    "print(json.dumps(test_docs.printed(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3])))"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", OUTPUTS, ids=[f"{name}: {start}" for name, start in OUTPUTS])
+def test_each_block_of_output_of_the_template_s_docs_is_what_a_rendering_prints(
+    key, built_project
+):
+    """getting-started.md's reply without credentials is the default rendering's, for real."""
+    project = built_project("defaults")
+    name, _ = key
+    output = OUTPUTS[key]
+    blocks = [
+        (start, lines)
+        for start, lines in rules.text_blocks(TEMPLATE / name)
+        if rules.listed_for(name, lines, {key: output})
+    ]
+    assert blocks, f"no block of {name} starts so"
+    for start, block in blocks:
+        done = run(
+            ["uv", "run", "--no-sync", "python", "-c", PRINTED, str(TEMPLATE / name), str(start),
+             output.situation],
+            project,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        shown = json.loads(done.stdout.splitlines()[-1])
+
+        assert rules.shows(block, shown, output.whole), "\n".join(shown)
+
+
+# ---------------------------------------------------------------- the first steps
+
+
+def first_sh_block_of(document, heading: str) -> list[str]:
+    """The commands of the first ```sh block under a heading, without their comments."""
+    text = document.read_text()
+    (under,) = [n for n, line in enumerate(text.splitlines(), 1) if line == heading]
+    _, blocks = rules.split_markdown(text)
+    start, lines = next((s, ls) for lang, s, ls in blocks if lang == "sh" and s > under)
+    return [c for n, c in rules.sh_commands(document) if start < n <= start + len(lines)]
+
+
+def first_steps_copier_prints(destination: str) -> list[str]:
+    """The commands copier's closing message lists after "Next steps", as it renders them."""
+    import jinja2
+
+    message = yaml.safe_load((TEMPLATE / "copier.yml").read_text())["_message_after_copy"]
+    shown = jinja2.Template(message).render(
+        _copier_conf={"dst_path": destination}, template_version="0.0.0"
+    )
+    steps = shown.split("Next steps", 1)[1].split(":\n", 1)[1].split("\n\n", 1)[0]
+    return [re.sub(r"\s+#\s.*$", "", line).strip() for line in steps.splitlines()]
+
+
+def as_steps(commands: list[str]) -> list[str]:
+    """The commands, with the folder a `cd` names left out: each place names its own."""
+    return ["cd <the project>" if c.startswith("cd ") else c for c in commands]
+
+
+def test_the_first_steps_are_one_list_in_copier_s_message_the_readme_and_getting_started(
+    default_rendering,
+):
+    """Three places tell a new project's first steps; they must not drift into three orders."""
+    printed = first_steps_copier_prints("../my-agent")
+    readme = first_sh_block_of(default_rendering / "README.md", "## Run it")
+    getting_started = first_sh_block_of(TEMPLATE / "docs" / "getting-started.md", "## Run it")
+
+    assert as_steps(printed) == as_steps(readme) == as_steps(getting_started)
+    assert (printed[0], readme[0], getting_started[0]) == (
+        "cd ../my-agent",
+        "cd my-welt-agent",
+        "cd ../my-agent",
+    )
+    assert printed[-1] == "make playground"

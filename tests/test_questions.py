@@ -1,9 +1,12 @@
 """Bad answers are refused by a validator whose message names the question."""
 
 import re
+import subprocess
+import sys
 
 import pytest
-from conftest import render
+import yaml
+from conftest import TEMPLATE, render
 
 BAD_ANSWERS = {
     "project name with spaces": ("project_name", "My Agent", "project_name must be"),
@@ -41,9 +44,15 @@ BAD_ANSWERS = {
         "bedrock_agentcore",
         "would shadow",
     ),
-    "package name shadows main.py": ("package_name", "main", "would shadow"),
+    "package name shadows main.py": ("package_name", "main", "one of the project's own modules"),
     "package name shadows the standard library": ("package_name", "json", "would shadow"),
     "package name shadows a dependency's module": ("package_name", "jmespath", "would shadow"),
+    "project name over 40 characters": ("project_name", "a" * 41, "at most 40 characters"),
+    "package name over 40 characters": ("package_name", "a" * 41, "at most 40 characters"),
+    "interrupt prefix over 40 characters": ("interrupt_prefix", "a" * 41, "at most 40"),
+    "package name of the project's playground": ("package_name", "playground", "own modules"),
+    "package name of a test module": ("package_name", "test_gate", "own modules"),
+    "package name of a tests' helper": ("package_name", "probes", "own modules"),
     "interrupt prefix with capitals": (
         "interrupt_prefix",
         "MyAgent",
@@ -123,3 +132,53 @@ def test_each_provider_gets_a_working_default_model_and_only_its_extra(tmp_path,
     assert f'"strands-agents[{provider}]>=' in pyproject
     assert pyproject.count("strands-agents[") == 1
     assert re.search(r'DEFAULT_MODEL_ID = "[^"]+"', settings)
+
+
+def test_every_top_level_module_of_a_project_is_refused_as_its_package_name(tmp_path):
+    """pytest imports tests/ and tests/yours/ ahead of app/, and the root holds deploy/ and the rest.
+
+    A package named like any of them would be shadowed, or shadow it.
+    """
+    root = render(
+        tmp_path / "project",
+        include_mcp=True,
+        model_provider="anthropic",
+        memory="agentcore",
+    )
+    modules = {
+        path.stem if path.suffix == ".py" else path.name
+        for folder in (root, root / "app", root / "tests", root / "tests" / "yours")
+        for path in folder.iterdir()
+        if path.suffix == ".py" or (path.is_dir() and not path.name.startswith("."))
+    } - {"my_welt_agent"}
+    refused = set(
+        yaml.safe_load(
+            yaml.safe_load((TEMPLATE / "copier.yml").read_text())["project_module_names"]["default"]
+        )
+    )
+
+    assert sorted(modules - refused) == []
+
+
+def test_a_refused_answer_on_the_command_line_ends_in_the_line_the_readme_shows(tmp_path):
+    """copier's CLI prints its traceback first; the README says to read the last line, and shows it.
+
+    copier's command line (`_handle_exceptions`) prints only copier's own errors in one
+    line, and a refused `-d` answer is a ValueError, so nothing in copier.yml can shorten
+    it: the README can only say which line to read. This runs the README's copy with a
+    bad `-d`, by copier's own command line, and holds the README's block to its last line.
+    """
+    destination = tmp_path / "my-agent"
+    refused = subprocess.run(
+        [sys.executable, "-m", "copier", "copy", "--defaults", "-d", "package_name=Bad",
+         str(TEMPLATE), str(destination)],
+        cwd=TEMPLATE, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    readme = (TEMPLATE / "README.md").read_text()
+    (shown,) = re.findall(r"```text\n(ValueError: Validation error for question .*)\n```", readme)
+
+    assert refused.returncode != 0
+    assert refused.stderr.strip().splitlines()[-1] == shown
+    assert shown.startswith("ValueError: Validation error for question 'package_name': ")
+    assert "package_name=Bad" in readme
+    assert not destination.exists()

@@ -133,7 +133,7 @@ def test_what_you_own_is_one_folder_beside_the_templates_machinery(project):
     ]
     # tools/ holds only the template's tool adapters; TOOLS is in yours/tools/.
     machinery = sorted(p.name for p in (package / "tools").iterdir())
-    assert machinery == ["lazy.py", "left_out.py", "mcp.py", "prebuilt.py"]
+    assert machinery == ["call_memo.py", "lazy.py", "left_out.py", "mcp.py", "prebuilt.py"]
     # An update from before 0.4.0 moves every other file of tools/ into yours/,
     # so the script that moves them must know each module the template owns
     # there, and registry.py, which stood there until 0.7.0.
@@ -230,8 +230,8 @@ def test_answers_become_constants_in_one_settings_module(project):
     assert '"us.anthropic.claude-sonnet-4-20250514-v1:0"' in settings
 
 
-def test_long_project_name_still_gives_a_valid_agent_name(project):
-    root = project(project_name="a-very-long-project-name-for-testing-limits")
+def test_the_longest_project_name_still_gives_a_valid_agent_name(project):
+    root = project(project_name="a-very-long-project-name-for-test-limits")  # 40, the most
 
     answers = yaml.safe_load((root / ".copier-answers.yml").read_text())
 
@@ -268,3 +268,18 @@ def test_the_readme_gives_every_module_of_the_package_a_line_of_its_own(project)
         and f"`{path.relative_to(root)}`" not in readme
     ]
     assert missing == []
+
+
+def test_the_update_leaves_in_tools_every_module_the_template_renders_there(project):
+    """scripts/move_yours.py moves what a project from before 0.4.0 kept in tools/ into yours/.
+
+    It takes any module of tools/ it does not know for one of yours, so each
+    module the template renders there must be on its list.
+    """
+    root = project(include_mcp=True)
+    source = (root / "scripts" / "move_yours.py").read_text()
+    (listed,) = re.findall(r"^TEMPLATE_TOOLS = (\{.*\})$", source, re.M)
+
+    rendered = {path.name for path in (root / "app" / "my_welt_agent" / "tools").glob("*.py")}
+
+    assert rendered <= ast.literal_eval(listed)

@@ -184,8 +184,10 @@ class Agent:
     def say(self, session: str, text: str) -> list[dict]:
         return self.send(session, {"messages": [{"role": "user", "content": [{"text": text}]}]})
 
-    def answer(self, session: str, interrupt_id: str, text: str) -> list[dict]:
-        responses = {interrupt_id: {"value": text, "source": "input"}}
+    def answer(
+        self, session: str, interrupt_id: str, value: object, source: str = "input"
+    ) -> list[dict]:
+        responses = {interrupt_id: {"value": value, "source": source}}
         return self.send(session, {"interrupt_responses": responses})
 
     def kill(self) -> None:
@@ -311,7 +313,8 @@ def test_a_question_kept_in_the_bucket_is_answered_after_a_kill_and_a_deploy(
     first.kill()
     a_deploy(agents.session_storage)
     (second,) = agents()
-    finished = second.answer(session, question["id"], "ok")
+    (review,) = interrupts(second.answer(session, question["id"], "ok"))
+    finished = second.answer(session, review["id"], True, "option")  # rehearsal's draft: Publish
 
     assert RESUMED in finished[-1].get("data", ""), finished
 

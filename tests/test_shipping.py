@@ -208,7 +208,7 @@ def test_the_image_command_serves_from_read_only_code_and_writes_only_its_own_fo
         stdout, stderr = server.communicate(timeout=30)
 
     assert reply.status_code == 200
-    assert "my-welt-agent-question" in reply.text, reply.text  # rehearsal asks first
+    assert "my-welt-agent-rehearsal-question" in reply.text, reply.text  # rehearsal asks first
     assert snapshot(code) == before, "the server wrote into the code folder"
     assert any(sessions.rglob("threads/*.json")), "the stored run went to SESSION_STORAGE_DIR"
     assert '"name": "invoke_agent' in stdout, stderr[-2000:]

@@ -129,6 +129,18 @@ def test_generated_matrix_runs_floors_on_the_lowest_python_and_latest_on_the_new
     assert "--locked" in by_kind["locked"]["sync"]
 
 
+def test_the_template_draws_more_answer_sets_on_a_schedule_than_ci_does():
+    """CI (.ci/run) checks three seeds' default draw; a weekly run, and one by hand, draws more."""
+    ci = load(TEMPLATE / ".github" / "workflows" / "ci.yml")
+    job = ci["jobs"]["answers"]
+
+    assert ci["on"]["schedule"] and "workflow_dispatch" in ci["on"]
+    assert "schedule" in job["if"] and "workflow_dispatch" in job["if"]
+    assert "schedule" in ci["jobs"]["template"]["if"]  # the suite runs on pushes, not weekly
+    assert int(job["env"]["ANSWER_SETS"]) > 2
+    assert job["steps"][-1]["run"] == "uv run pytest tests/test_any_answers.py"
+
+
 def test_generated_ci_synthesizes_both_environments_offline(project):
     job = load(project() / ".github" / "workflows" / "ci.yml")["jobs"]["synth"]
 

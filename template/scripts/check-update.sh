@@ -31,9 +31,10 @@ uv run --no-project --quiet python scripts/move_yours.py || moving=1
 # importable, without editing your files.
 uv run --no-project --quiet python scripts/keep_old_imports.py || moving=1
 
-# README.md is yours, so copier leaves it as it was: name the sections of the
-# template's README (.copier-readme.md) that this update changed.
-uv run --no-project --quiet python scripts/readme_changes.py || true
+# 0.15.0 made README.md the template's, merged like its other files; the
+# first update from an older release merges it once more, three-way, with
+# the README the project was made from, which copier could not find.
+uv run --no-project --quiet python scripts/readme_merge.py || true
 
 # copier writes conflict markers (or .rej files with --conflict rej) and
 # still exits 0, so a half-merged project would otherwise go unnoticed.
@@ -50,4 +51,7 @@ if [ -n "$rejects$markers$leftovers" ] || [ "$moving" = 1 ]; then
   echo "run the tests." >&2
   exit 1
 fi
+# What a release asks of code of yours, which no update changes: each step
+# found in the project's files, listed, and the update stops there.
+uv run --no-project --quiet python scripts/steps_left.py || exit 1
 echo "Update merged cleanly. Now: make install lint test"

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 # The files of tools/ that the template owns; everything else there was yours.
-TEMPLATE_TOOLS = {"registry.py", "lazy.py", "left_out.py", "prebuilt.py", "mcp.py"}
+TEMPLATE_TOOLS = {"registry.py", "lazy.py", "left_out.py", "prebuilt.py", "mcp.py", "call_memo.py"}
 SAMPLE_TESTS = ("test_ask_human.py", "test_approval.py", "test_files.py", "test_report.py")
 SKELETON = {
     "__init__.py", "tools/__init__.py", "prompt.py", "mcp_servers.py", "model_options.py",

@@ -8,14 +8,23 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
 - Every path they name in backticks exists. A path is a word of a code span (or of a
   command in a ```sh block; in .env.example, any word of a comment) that has no quotes,
   brackets, `:`, `=` or `$`, is not absolute, `~/`, `../` or a URL, and contains `/`, ends
-  in one of PATH_SUFFIXES, or is a dotfile (`.env.example`). `<package>` and `<pkg>` stand
+  in one of PATH_SUFFIXES, is a dotfile (`.env.example`) or is one of NAMED_FILES
+  (`Dockerfile`). `<package>` and `<pkg>` stand
   for this project's package; a path with any other `<placeholder>` is skipped. A path with
   `/` is relative to the project root or, as the docs name modules, to app/<package>/
   (`yours/prompt.py`, `tools/registry.py`) or app/<package>/yours/; a bare file name
   (`wire.py`) must be a file somewhere in the project. What appears only later, or only
   with other answers, is in NOT_HERE with the reason.
 - Every code name they give is the project's, or says whose it is. The project's code is
-  read, never imported (CODE, `code_of`), and each name checked by its kind:
+  the code that ships, every Python file but those of tests/, read, never imported
+  (`code_of`). A name only tests/ has (a fixture, a helper of conftest.py) is the tests',
+  and passes only where the docs say so: the words of its sentence before it name the
+  tests ("the tests' `start` fixture", "`tests/conftest.py` builds `is_welt_payload`",
+  "The browser tests need ... `PLAYGROUND_BROWSER`"), it is a test's own name
+  (`test_...`), or a heading it is under is about the tests ("## Tested", "###
+  `test_restarts.py`", a page titled "# Offline tests"); once said, it passes for the
+  rest of the document. A ```python block that defines a test (`def test_...`) or stands
+  under such a heading may use the tests' names too. Each name is checked by its kind:
   - `<package>.x.y` (and `from <package>.x import y`) is a module of the package that
     binds y; code the docs show imports the package only through `<package>.api`, the
     one module yours/ may import;
@@ -43,8 +52,19 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
     NOT_CODE with the reason; a name only other answers bring is in ELSEWHERE.
 - Every message they quote ("Nothing to resume …") is one the code says: each part
   between placeholders (`…`, `<id>`, a number, a quoted value, an ALL_CAPS name) is in
-  one of the code's strings, give or take an example value at either end. A quote a
-  sentence attributes to another library (Strands' "Tool was interrupted.") passes.
+  one of the strings of the code or of its tests (which assert what it says), give or
+  take an example value at either end. A quote a sentence attributes to another library
+  (Strands' "Tool was interrupted.") passes.
+- Every block of output they show, a ``` or ```text block (a reply's `data: {...}`
+  events, a command's errors), is what the code prints in that situation. OUTPUTS names
+  each, by its document and how its first line starts, with the situation of SITUATIONS
+  that prints it: the app `make serve` serves, built in-process from the environment the
+  page describes and nothing else (no AWS credentials anywhere botocore looks), answering
+  the page's last `curl` request before the block, or the payloads the page describes.
+  The block must be the lines printed, one for one, blank lines aside, a `…` standing for
+  any text (for a block of examples, each of its lines one of them). Any other such block
+  (a diagram, a query, what needs AWS, what another test produces) is in NOT_CHECKED
+  with the reason.
 - Every command in a ```sh block (backslash-continued lines are one command) is run by
   this test, offline, in a temporary copy of the project, with a timeout (RUN), or
   matches a pattern of NOT_RUN, which says why not. A command that is in neither fails
@@ -60,15 +80,21 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
 
 import ast
 import builtins
+import contextlib
+import copy
 import fnmatch
 import functools
+import importlib
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -80,6 +106,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = next((p.parent.name for p in (ROOT / "app").glob("*/settings.py")), None)
 README_CHECKED = "<!-- tests/test_docs.py checks this file -->"
 PATH_SUFFIXES = (".py", ".md", ".json", ".toml", ".sh", ".yml", ".yaml", ".txt", ".lock")
+NAMED_FILES = {"Dockerfile", "Makefile"}  # files a word names whole, without a suffix
 SUFFIXES_ALONE = {".py", ".pyc", ".json", ".md", ".rej", ".toml", ".sh", ".yml", ".jinja", ".zip"}
 SKIPPED_DIRS = {
     ".venv", ".git", "__pycache__", ".ruff_cache", ".pytest_cache", "node_modules", "cdk.out",
@@ -94,6 +121,8 @@ RUN = {
 # Commands the docs show that no test here runs, by shell-style pattern (`*` is any
 # text), and why not.
 NOT_RUN = {
+    ("cd *",): "it moves into the project, where these tests run",
+    ("git init && *",): "it makes the project a git repository, once, after a copy",
     ("make install",): "the tests run in the environment it builds",
     ("make test", "make test-all"): "they are the tests",
     ("make lint",): "CI's lint job runs it, and mypy takes longer than the tests may",
@@ -131,6 +160,78 @@ NOT_RUN = {
     ("uv run python scripts/answer.py *",): (
         "it needs a running agent with an open question (tests/test_answer_script.py "
         "drives the script)"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Output:
+    """How this test produces a block of output: the situation of SITUATIONS that prints
+    it, and whether the block is all that it prints (whole) or some of its lines."""
+
+    situation: str
+    whole: bool = True
+
+
+# The blocks of output the docs show (a ``` or ```text block), by document and how the
+# block's first line starts, each with how this test produces it.
+OUTPUTS = {
+    ("docs/patterns/end-to-end.md", 'data: {"error": "Nothing to resume: these'): Output(
+        "the_same_answers_twice"
+    ),
+    ("docs/patterns/end-to-end.md", 'data: {"error": "Refused the request: '): Output(
+        "no_messages"
+    ),
+    ("docs/patterns/wire.md", 'data: {"error": "Refused the request: '): Output(
+        "the_tests_bad_payloads", whole=False
+    ),
+    ("docs/patterns/wire.md", 'data: {"error": "Cannot resume: '): Output("a_null_answer"),
+}
+
+# The other ``` and ```text blocks of the docs, by document and how the block's first
+# line starts, and why no test here produces them.
+NOT_CHECKED = {
+    ("docs/deploying.md", "deploy: environments.toml [staging] account must"): (
+        "tests/test_deploy_settings.py makes each of its lines from the mistake it shows"
+    ),
+    ("docs/deploying.md", "# Welt's settings"): "Welt's settings, which you write",
+    ("docs/deploying.md", "app/main.py "): "the files a deploy packs, not a command's output",
+    ("docs/deploying.md", "build stage "): "the Dockerfile's stages, summed up",
+    ("docs/patterns/wire.md", "FreshRandomness "): (
+        "a diagram of the code a request goes through; its calls are checked as names"
+    ),
+    ("docs/patterns/wire.md", '{"error": "Refused the request: <JSON path>'): (
+        "the form of every refusal, with placeholders; the examples below it are produced"
+    ),
+    ("docs/approvals.md", "fields @timestamp"): "a Logs Insights query you run, not output",
+    ("docs/patterns/memory.md", "fields @timestamp"): "a Logs Insights query you run, not output",
+    ("docs/deploying.md", "staging: endpoint live serves"): (
+        "`make outputs` reads it from the deployed stack: it needs AWS"
+    ),
+    ("docs/deploying.md", "deploy: deploy/environments.toml [staging] account is the"): (
+        "its second line needs AWS credentials for an account other than the environment's"
+    ),
+    ("docs/deploying.md", "npx --yes aws-cdk@"): (
+        "the CDK command `make deploy` runs once its checks pass: it needs AWS"
+    ),
+    ("docs/deploying.md", "prod: the live endpoint moves"): (
+        "`make rollback` compares with the deployed stack: it needs AWS"
+    ),
+    ("docs/deploying.md", "deploy: the runtime's environment variables take"): (
+        "the synth says it, which needs the CDK; the template's tests synthesize every rendering"
+    ),
+    ("docs/patterns/files.md", "_big.pdf is too large"): (
+        "it needs a tool that returns a file over 7 MB: tests/test_stream_hygiene.py has one"
+    ),
+    ("docs/patterns/end-to-end.md", 'data: {"data": "**Rehearsal mode:'): (
+        "its question names the process that asked, which differs in every run"
+    ),
+    ("docs/patterns/end-to-end.md", 'data: {"tool_result": {"toolUseId": "rehearsal-q'): (
+        "its draft's id is drawn at random in every run"
+    ),
+    ("docs/patterns/end-to-end.md", 'data: {"tool_result": {"toolUseId": "rehearsal-r'): (
+        "its files' names are drawn at random, and its last line needs a restart between "
+        "two processes (tests/test_serving.py and tests/test_restarts.py start them)"
     ),
 }
 
@@ -187,6 +288,7 @@ ELSEWHERE = {
     "write_document": "a sample tool (yours/tools/documents.py), with include_sample_tools",
     "_draft": "report.py's draft, with include_sample_tools",
     "LazyTool": "file_read's row in yours/tools/__init__.py, with include_sample_tools",
+    "file_read": "strands-tools' file reader, a row of yours/tools/, with include_sample_tools",
     "REVIEW": "report.py's question, with include_sample_tools",
     "test_each_call_drafts_its_own_report": "report.py's test, with include_sample_tools",
     "test_published_file_is_byte_identical_to_the_approved_draft": (
@@ -337,7 +439,7 @@ def path_candidates(code: str, package: str) -> list[str]:
         is_dotfile = re.fullmatch(r"\.[A-Za-z][\w.-]*/?", word) is not None
         if is_dotfile and word in SUFFIXES_ALONE:
             continue  # `.py`, `.rej`: a kind of file, not a file
-        if "/" in word or word.endswith(PATH_SUFFIXES) or is_dotfile:
+        if "/" in word or word.endswith(PATH_SUFFIXES) or is_dotfile or word in NAMED_FILES:
             paths.append(word)
     return paths
 
@@ -443,6 +545,8 @@ class Code:
     strings: list[str] = field(default_factory=list)  # literals but docstrings; `\0`: a gap
     words: set[str] = field(default_factory=set)  # words of the strings and SETTINGS_FILES
     files: dict[str, set[str]] = field(default_factory=dict)  # file -> the identifiers in it
+    # The same index with tests/ read too: a name only it has is the tests', not the code's.
+    with_tests: "Code | None" = None
 
     def binds(self, module: str) -> set[str]:
         """The names a module binds; a package's, those of every module in it too."""
@@ -575,36 +679,59 @@ def read_module(code: Code, tree: ast.Module, module: str) -> set[str]:
 
 
 @functools.cache
-def code_of(*roots: Path) -> Code:
-    """The names of every Python file under the roots (a rendering, or several), and their words."""
+def code_of(*roots: Path, tests: bool = False) -> Code:
+    """The names of the code that ships under the roots (a rendering, or several), and its words.
+
+    The code that ships is every Python file but those of a root's tests/: a helper there
+    (conftest.py's `project_registry()`) is not the agent's, so a doc that names one as the
+    agent's is wrong however true the test is. With tests, tests/ is read too; the index
+    without keeps that one as its `with_tests`.
+    """
+    if tests:
+        return code_of(*roots).with_tests or Code()
     code = Code()
     for root in roots:
-        for folder, folders, files in os.walk(root):
-            folders[:] = [f for f in folders if f not in SKIPPED_DIRS and f != "template"]
-            for name in files:
-                path = Path(folder) / name
-                if path.suffix != ".py" or name == "test_docs.py":  # this file: its examples
-                    continue
-                try:
-                    tree = ast.parse(path.read_text())
-                except SyntaxError:  # a file of the template's, still Jinja
-                    continue
-                module = module_of(path, root)
-                identifiers = read_module(code, tree, module)
-                code.files.setdefault(str(path.relative_to(root)), set()).update(identifiers)
-                code.names.add(module.rsplit(".", 1)[-1])
+        read_files(code, root, [f for f in python_files(root) if f.parts[0] != "tests"])
         for name in SETTINGS_FILES:
             if (root / name).is_file():
                 code.strings.append((root / name).read_text())
         code.strings += [path.read_text() for path in sorted((root / ".github").glob("**/*.yml"))]
-    code.foreign = {name for top, name in code.imports if top not in code.modules}
-    for module in list(code.modules):  # a package binds its modules
-        parts = module.split(".")
-        for end in range(1, len(parts)):
-            code.modules.setdefault(".".join(parts[:end]), set()).add(parts[end])
-    for text in code.strings:
-        code.words.update(re.findall(r"[A-Za-z_][\w-]*", text))
+    with_tests = copy.deepcopy(code)  # each file parsed once: the tests' index adds to a copy
+    for root in roots:
+        read_files(with_tests, root, [f for f in python_files(root) if f.parts[0] == "tests"])
+    for index in (code, with_tests):
+        index.foreign = {name for top, name in index.imports if top not in index.modules}
+        for module in list(index.modules):  # a package binds its modules
+            parts = module.split(".")
+            for end in range(1, len(parts)):
+                index.modules.setdefault(".".join(parts[:end]), set()).add(parts[end])
+        for text in index.strings:
+            index.words.update(re.findall(r"[A-Za-z_][\w-]*", text))
+    code.with_tests = with_tests
     return code
+
+
+def python_files(root: Path) -> list[Path]:
+    """Every Python file under a root, relative to it, outside SKIPPED_DIRS and template/."""
+    found = []
+    for folder, folders, files in os.walk(root):
+        folders[:] = [f for f in folders if f not in SKIPPED_DIRS and f != "template"]
+        found += [(Path(folder) / name).relative_to(root) for name in files if name.endswith(".py")]
+    return found
+
+
+def read_files(code: Code, root: Path, paths: list[Path]) -> None:
+    for path in paths:
+        if path.name == "test_docs.py":  # this file: its examples
+            continue
+        try:
+            tree = ast.parse((root / path).read_text())
+        except SyntaxError:  # a file of the template's, still Jinja
+            continue
+        module = module_of(root / path, root)
+        identifiers = read_module(code, tree, module)
+        code.files.setdefault(str(path), set()).update(identifiers)
+        code.names.add(module.rsplit(".", 1)[-1])
 
 
 def looks_like_code(name: str) -> bool:
@@ -789,27 +916,62 @@ def own_names(document: Path) -> set[str]:
                 names.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
-            elif isinstance(node, ast.arg):
+            elif isinstance(node, ast.arg | ast.keyword) and node.arg:  # a keyword it passes too
                 names.add(node.arg)
+            elif isinstance(node, ast.alias):  # what it imports: checked as an import
+                names.add((node.asname or node.name).split(".")[0])
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 names.update(re.findall(r"\w+", node.value))
     return names
 
 
-def spans_in_context(document: Path) -> list[tuple[str, str]]:
-    """Each code span of the current prose, with the words of its clause just before it.
+# A heading about the tests: "## Tested", "# Offline tests", "### `test_restarts.py`".
+TESTS_HEADING = re.compile(r"\btest(?:s|ed|ing)?\b|\btest_\w+\.py\b|\bconftest\.py\b", re.I)
+# Words of a sentence that make a name after them the tests': "the tests' `start`
+# fixture", "The browser tests need ... `PLAYGROUND_BROWSER`", "`tests/conftest.py`
+# builds `is_welt_payload`", "test_gate.py's".
+TESTS = re.compile(r"\btests?\b|\btests/[\w/.-]+|\b(?:test_\w+|conftest)\.py\b", re.I)
+
+
+def under_tests_heading(lines: list[str]) -> list[bool]:
+    """For each line of a document, whether a heading it is under is about the tests.
+
+    A heading's section runs to the next heading of its level or higher, so a page
+    titled "# Offline tests" is about the tests throughout. Lines in fences are no
+    headings.
+    """
+    flags, headings, fenced = [], [(0, False)], False
+    for line in lines:
+        if re.match(r"^\s*```", line):
+            fenced = not fenced
+        heading = None if fenced else re.match(r"^ {0,3}(#{1,6})\s+(.*)", line)
+        if heading:
+            level = len(heading.group(1))
+            headings = [h for h in headings if h[0] < level]
+            headings.append((level, TESTS_HEADING.search(heading.group(2)) is not None))
+        flags.append(any(about for _, about in headings))
+    return flags
+
+
+def spans_in_context(document: Path) -> list[tuple[str, str, bool]]:
+    """Each code span of the current prose, the words of its clause just before it, and
+    whether what is before it says it is the tests': a heading, or its sentence (TESTS).
 
     Spans listed before it (`Proceed`, `Deny` or `Confirm`) and an opening parenthesis
     are left out, so that "Strands' interventions return `Proceed`, `Deny` or `Confirm`"
     gives each of the three the words that name Strands.
     """
     text = current_prose(document)
+    tests_at = under_tests_heading(text.split("\n"))
     found = []
     for match in re.finditer(r"`([^`]+)`", text):
         before = " ".join(text[max(0, match.start() - 300) : match.start()].split())
+        sentence = re.split(r"(?<=[.!?])\s|\|", before)[-1]
         before = re.sub(r"(?:`[^`]*`(?:,| or| and)? ?)+$", "", before).rstrip(" (")
         before = re.split(r"(?<=[.!?:;])\s|\|", before)[-1]
-        found.append((" ".join(match.group(1).split()), " ".join(before.split()[-4:])))
+        span, words = " ".join(match.group(1).split()), " ".join(before.split()[-4:])
+        about_tests = tests_at[text.count("\n", 0, match.start())]
+        found.append((span, words, about_tests or TESTS.search(sentence) is not None))
     return found
 
 
@@ -897,39 +1059,55 @@ def unknown_names(
         if files
         else None
     )
+    with_tests = code.with_tests or code
     problems = []
     theirs: set[str] = set()
-    for span, before in spans_in_context(document):
+    for span, before, about_tests in spans_in_context(document):
         found = unknown_in_span(span, code, package, own, used)
         if found and (OTHERS.search(before) or all(name in theirs for name, _ in found)):
             # named as another's once: so it stays in this document, and its parts too
             theirs |= {name for name, _ in found} | set(re.findall(r"\w+", span))
             continue
+        if found and not unknown_in_span(span, with_tests, package, own, used):
+            if about_tests or span.startswith("test_"):  # the tests', and said so
+                theirs |= {name for name, _ in found} | set(re.findall(r"\w+", span))
+                continue
+            found = [(name, f"`{span}` is only the tests' (tests/): say so") for name, _ in found]
         problems += found
-    _, blocks = split_markdown(document.read_text())
+    text = document.read_text()
+    tests_at = under_tests_heading(text.splitlines())
+    _, blocks = split_markdown(text)
     for language, start, lines in blocks:
         if language == "":  # a diagram: its calls
             for line in lines:
                 for call in re.findall(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(", line):
                     problems += [
                         (name, f"line {start}: {why}")
-                        for name, why in unknown_in_tree(ast.parse(f"{call}()"), code, package, own)
+                        for name, why in unknown_in_tree(
+                            ast.parse(f"{call}()"),
+                            with_tests if tests_at[start - 1] else code,
+                            package,
+                            own,
+                        )
                     ]
     for start, tree in python_blocks(document):
         if tree is None:
             problems.append(("python", f"line {start}: the ```python block does not parse"))
             continue
         mine = examples(tree)
+        # a test of yours (`def test_...`), or a block about the tests, may use the tests' names
+        tests_too = tests_at[start - 1] or any(name.startswith("test_") for name in mine)
+        against = with_tests if tests_too else code
         problems += [
             (name, f"line {start}: {why}")
-            for name, why in unknown_in_tree(tree, code, package, own - mine, block=True)
+            for name, why in unknown_in_tree(tree, against, package, own - mine, block=True)
         ]
         problems += [
             (node.name, f"line {start}: the code has no `{node.name}`")
             for node in ast.walk(tree)
             if isinstance(node, ast.FunctionDef | ast.ClassDef)
             and node.name not in mine
-            and node.name not in code.defined
+            and node.name not in against.defined
         ]
         if files:
             # the files' names, and the members of the project's classes they use (CallMemo's)
@@ -1030,7 +1208,8 @@ def said(quote: str, code: Code, theirs: dict[str, str] = THEIR_WORDS) -> bool:
 
 
 def test_every_message_the_docs_quote_is_one_the_code_says():
-    code = code_of(ROOT)
+    """A test's strings count: the message a test asserts (`match=...`) is the code's."""
+    code = code_of(ROOT, tests=True)
     unsaid = [
         f"{document.relative_to(ROOT)}: {quote!r}"
         for document in documents()
@@ -1167,6 +1346,261 @@ def test_the_cheap_sh_commands_work(copy_of_the_project):
         assert done.returncode == 0, f"{command}:\n{done.stdout}\n{done.stderr}"
 
 
+# ---------------------------------------------------------------- output
+
+
+def text_blocks(document: Path) -> list[tuple[int, list[str]]]:
+    """Each ``` and ```text block of a Markdown document: (its first line, its lines)."""
+    if document.suffix != ".md":
+        return []
+    _, blocks = split_markdown(document.read_text())
+    return [
+        (start, textwrap.dedent("\n".join(lines)).splitlines())
+        for language, start, lines in blocks
+        if language in ("", "text")
+    ]
+
+
+def listed_for(name: str, lines: list[str], table: dict) -> list:
+    """The entries of a table (OUTPUTS, NOT_CHECKED) for a block of the named document."""
+    first = next((line for line in lines if line.strip()), "")
+    return [
+        value for (doc, start), value in table.items() if doc == name and first.startswith(start)
+    ]
+
+
+def shows(block: list[str], printed: list[str], whole: bool = True) -> bool:
+    """Whether a block shows what was printed: line for line, blank lines aside, `…` any text.
+
+    Not whole: each line of the block is one of the lines printed.
+    """
+    shown = [
+        re.compile(".*?".join(map(re.escape, line.split("…")))) for line in block if line.strip()
+    ]
+    lines = [line for line in printed if line.strip()]
+    if not whole:
+        return all(any(line.fullmatch(out) for out in lines) for line in shown)
+    return len(shown) == len(lines) and all(
+        line.fullmatch(out) for line, out in zip(shown, lines, strict=True)
+    )
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request as a page's `curl` command sends it."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+def curl_request(command: str) -> Request:
+    """The request a `curl` command sends: its path, its `-H` headers, its `-d` body."""
+    path, headers, body = "/", {}, b""
+    words = iter(shlex.split(command)[1:])
+    for word in words:
+        if word in ("-H", "--header"):
+            name, _, value = next(words).partition(":")
+            headers[name.strip()] = value.strip()
+        elif word in ("-d", "--data"):
+            body = next(words).encode()
+        elif not word.startswith("-"):
+            path = "/" + word.split("://")[-1].partition("/")[2]
+    return Request(path, headers, body)
+
+
+def request_before(document: Path, line: int) -> Request | None:
+    """The request of the last `curl` command a document shows before a line, if any."""
+    commands = [c for n, c in sh_commands(document) if n < line and c.startswith("curl ")]
+    return curl_request(commands[-1]) if commands else None
+
+
+@contextlib.contextmanager
+def only_environment(env: dict[str, str]) -> Iterator[None]:
+    """Only these variables, while it lasts: botocore reads the process's, not the settings'."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def served(**env: str) -> Iterator[Callable[..., list[str]]]:
+    """The app `make serve` serves, in-process, in an environment of only `env` and:
+
+    this one's PATH and locale, a home and stored runs in a folder of their own, no MCP
+    server of yours, and no AWS credentials anywhere botocore looks (no AWS_ variable,
+    empty config and credentials files, no instance metadata). It answers `send(request,
+    payload)`, the payload in place of the request's body, with the lines it prints.
+    """
+    from starlette.testclient import TestClient
+
+    factory = importlib.import_module(f"{PACKAGE}.factory")
+    settings = importlib.import_module(f"{PACKAGE}.settings")
+    with tempfile.TemporaryDirectory() as folder:
+        empty = Path(folder) / "empty"
+        empty.write_text("")
+        kept = {name: os.environ[name] for name in ("PATH", "LANG", "LC_ALL") if name in os.environ}
+        offline = {
+            **kept,
+            "HOME": folder,
+            "AWS_CONFIG_FILE": str(empty),
+            "AWS_SHARED_CREDENTIALS_FILE": str(empty),
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "RUN_STORE": "session-storage",
+            "SESSION_STORAGE_DIR": f"{folder}/sessions",
+            "RUN_KEY_FILE": f"{folder}/run.key",
+            "MCP_SERVERS": "off",
+        }
+        with only_environment({**offline, **env}):
+            app = factory.create_app(settings.Settings.from_environment())
+            with TestClient(app) as client:
+
+                def send(request: Request, payload: object = None) -> list[str]:
+                    body = request.body if payload is None else json.dumps(payload).encode()
+                    reply = client.post(request.path, headers=request.headers, content=body)
+                    return reply.text.splitlines()
+
+                yield send
+
+
+# What a situation sends when the page shows no request: Welt's request for a message.
+A_MESSAGE = Request(
+    "/invocations",
+    {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream",
+        "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": "slack_T0_C0_1700000000.000100",
+    },
+    b'{"messages": [{"role": "user", "content": [{"text": "<@U1>: hello"}]}]}',
+)
+
+
+def turn_of(text: str) -> dict:
+    return {"messages": [{"role": "user", "content": [{"text": f"<@U1>: {text}"}]}]}
+
+
+def questions_in(events: list[str]) -> list[dict]:
+    return [json.loads(e.removeprefix("data: "))["interrupt"] for e in events if '"interrupt"' in e]
+
+
+def answer_to(events: list[str], value: object, source: str) -> dict:
+    """The answer to the question a reply ends on."""
+    (question,) = questions_in(events)
+    return {"interrupt_responses": {question["id"]: {"value": value, "source": source}}}
+
+
+def bedrock_without_credentials(request: Request | None) -> list[str]:
+    """The reply of the Bedrock model's agent to the page's request, with no AWS credentials."""
+    with served(MODEL_PROVIDER="bedrock") as send:
+        return send(request or A_MESSAGE)
+
+
+def no_messages(request: Request | None) -> list[str]:
+    """The reply to `{"messages": []}`, sent as the page's request is (its path, its headers)."""
+    with served(MODEL_PROVIDER="rehearsal") as send:
+        return send(request or A_MESSAGE, {"messages": []})
+
+
+def the_tests_bad_payloads(request: Request | None) -> list[str]:
+    """The replies to each bad payload of tests/welt_payloads.py."""
+    from welt_payloads import BAD_PAYLOADS
+
+    with served(MODEL_PROVIDER="rehearsal") as send:
+        return [
+            line for payload, _, _ in BAD_PAYLOADS.values() for line in send(A_MESSAGE, payload)
+        ]
+
+
+def a_null_answer(request: Request | None) -> list[str]:
+    """The reply to a null answer to the gate's question (rehearsal's `gate` scene)."""
+    with served(MODEL_PROVIDER="rehearsal") as send:
+        asked = send(A_MESSAGE, turn_of("gate"))
+        return send(A_MESSAGE, answer_to(asked, None, "option"))
+
+
+def the_same_answers_twice(request: Request | None) -> list[str]:
+    """Rehearsal's walk-through to its end, its question answered in text and its report
+    (with the sample tools) published, then the last answers sent again."""
+    answers: dict = {}
+    with served(MODEL_PROVIDER="rehearsal") as send:
+        reply = send(request or A_MESSAGE, turn_of("hello"))
+        while questions_in(reply):
+            (question,) = questions_in(reply)
+            pressed = "approve" in question["reason"]
+            answers = (
+                answer_to(reply, True, "option") if pressed else answer_to(reply, "ok", "input")
+            )
+            reply = send(A_MESSAGE, answers)
+        return send(A_MESSAGE, answers)
+
+
+SITUATIONS: dict[str, Callable[[Request | None], list[str]]] = {
+    situation.__name__: situation
+    for situation in (
+        bedrock_without_credentials,
+        no_messages,
+        the_tests_bad_payloads,
+        a_null_answer,
+        the_same_answers_twice,
+    )
+}
+
+
+def printed(document: Path, line: int, situation: str) -> list[str]:
+    """What a situation prints, for the block of a document that starts at a line.
+
+    The template's own tests call it on its docs, in a rendering's environment.
+    """
+    return SITUATIONS[situation](request_before(document, line))
+
+
+def output_blocks() -> list[tuple[str, int, list[str], Output]]:
+    return [
+        (name, start, lines, output)
+        for document in documents()
+        for name in [document.relative_to(ROOT).as_posix()]
+        for start, lines in text_blocks(document)
+        for output in listed_for(name, lines, OUTPUTS)
+    ]
+
+
+def unaccounted_blocks(docs: list[Path], root: Path, listed: dict) -> list[str]:
+    """The ``` and ```text blocks of the docs that no entry of `listed` is for."""
+    return [
+        f"{document.relative_to(root)}:{start}: {next((line for line in lines if line), '')}"
+        for document in docs
+        for start, lines in text_blocks(document)
+        if not listed_for(document.relative_to(root).as_posix(), lines, listed)
+    ]
+
+
+def test_every_block_of_output_is_produced_here_or_listed_with_why_not():
+    unaccounted = unaccounted_blocks(documents(), ROOT, OUTPUTS | NOT_CHECKED)
+    assert not unaccounted, (
+        f"a ``` or ```text block neither produced by tests/test_docs.py (OUTPUTS) nor in "
+        f"its NOT_CHECKED, with the reason: {unaccounted}"
+    )
+
+
+OUTPUT_BLOCKS = output_blocks()
+
+
+@pytest.mark.parametrize(
+    "name, start, block, output",
+    OUTPUT_BLOCKS,
+    ids=[f"{name}:{start}" for name, start, _, _ in OUTPUT_BLOCKS],
+)
+def test_each_block_of_output_is_what_the_code_prints(name, start, block, output):
+    shown = printed(ROOT / name, start, output.situation)
+
+    assert shows(block, shown, output.whole), "\n".join(shown)
+
+
 # ---------------------------------------------------------------- the rules themselves
 
 
@@ -1229,6 +1663,55 @@ def test_the_name_rules_catch_a_name_the_code_lacks(tmp_path):
     assert [quote for quote, _ in quotes(doc)] == ["Nothing to resume: the moon is down"]
     assert not said("Nothing to resume: the moon is down", code)
     assert said("Nothing to resume in this thread: …", code)
+
+
+def test_a_name_only_the_tests_have_passes_only_where_said_to_be_theirs(tmp_path):
+    """conftest.py's `project_registry()` named as what refuses a bare tool is a wrong claim."""
+    (tmp_path / "docs").mkdir()
+    doc = tmp_path / "docs" / "page.md"
+    doc.write_text(
+        "# The gate\n\n"
+        "`project_registry()` refuses a bare tool, and `Registry.of` really does.\n\n"
+        "The tests' `agent_for` builds an agent, `tests/conftest.py` builds "
+        "`is_welt_payload`, and `test_ping_answers_healthy` pings; `test_nonesuch` is "
+        "nowhere.\n\n"
+        "## Tested\n\n`offline_settings` keeps a test's runs in its own folder.\n\n"
+        "## Served\n\n`local_client` talks to a server.\n\n"
+        "```python\nsettings = offline_settings(folder)\n```\n\n"
+        "```python\ndef test_mine():\n    assert local_client('http://127.0.0.1:1')\n```\n"
+    )
+    code = code_of(ROOT)
+
+    found = {name for name, _ in unknown_names(doc, code, PACKAGE, ROOT)}
+
+    assert found == {"project_registry", "test_nonesuch", "local_client", "offline_settings"}
+    assert {name for name, _ in unknown_names(doc, code_of(ROOT, tests=True), PACKAGE)} == {
+        "test_nonesuch"
+    }
+
+
+def test_the_output_rule_catches_a_block_that_is_not_what_was_printed(tmp_path):
+    """A stale reply fails, `…` aside; so does a block that no table lists."""
+    printed = ['data: {"error": "Bedrock cannot be called: no AWS credentials were found."}', ""]
+    stale = 'data: {"error": "The agent failed: NoCredentialsError: Unable to locate credentials"}'
+    (tmp_path / "docs").mkdir()
+    doc = tmp_path / "docs" / "page.md"
+    doc.write_text(
+        "```sh\ncurl -N localhost:8080/invocations \\\n  -H 'Accept: text/event-stream' "
+        "-d '{\"messages\": []}'\n```\n\n```\n" + stale + "\n```\n\n```text\nlisted\n```\n"
+    )
+
+    assert shows(['data: {"error": "Bedrock cannot be called: …"}'], printed)
+    assert not shows([stale], printed)
+    assert not shows([printed[0], printed[0]], printed)  # more than was printed
+    assert shows(["b"], ["a", "", "b"], whole=False)
+    assert not shows(["c"], ["a", "", "b"], whole=False)
+    assert request_before(doc, 6) == Request(
+        "/invocations", {"Accept": "text/event-stream"}, b'{"messages": []}'
+    )
+    assert unaccounted_blocks([doc], tmp_path, {("docs/page.md", "list"): ""}) == [
+        f"docs/page.md:6: {stale}"
+    ]
 
 
 def test_the_link_rule_catches_a_link_to_nothing(tmp_path):

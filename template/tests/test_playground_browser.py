@@ -76,6 +76,14 @@ def shown(page: Page, text: str) -> str:
     )
 
 
+def current_session(page: Page) -> str:
+    return page.evaluate("document.querySelector('.thread-view:not([hidden])').dataset.session")
+
+
+def threads_listed(page: Page) -> int:
+    return page.evaluate("document.querySelectorAll('#thread-list li').length")
+
+
 def requests(page: Page) -> list[dict]:
     """What the page sent: each request's headers and payload, from its wire view."""
     return page.evaluate(
@@ -128,7 +136,7 @@ def test_a_restricted_question_pressed_by_the_wrong_person_is_asked_again(page):
     say(page, "restricted")
     as_person(page, "Bob")
     page.click(".question .buttons button", "Approve")
-    shown(page, "@UBOB's answer was not taken")
+    shown(page, "@Bob's answer was not taken")
     as_person(page, "Alice")
     page.click(".question .buttons button", "Approve")
 
@@ -136,6 +144,42 @@ def test_a_restricted_question_pressed_by_the_wrong_person_is_asked_again(page):
 
     assert "“Approve” — answered by Bob" in text
     assert "“Approve” — answered by Alice" in text
+
+
+def test_a_mention_shows_the_persons_name_and_the_wire_keeps_their_id(page):
+    say(page, "restricted")
+    as_person(page, "Bob")
+    page.click(".question .buttons button", "Approve")
+
+    text = shown(page, "@Bob's answer was not taken")
+
+    assert "@UBOB" not in text
+    wire = page.evaluate("document.querySelector('#wire-log').textContent")
+    assert "<@UBOB>'s answer was not taken" in wire
+
+
+def test_a_call_waiting_on_its_question_reads_done_as_in_slack_and_the_page_says_why(page):
+    say(page, "gate")
+    page.wait_for("document.querySelector('.question .buttons')")
+
+    status = page.evaluate("document.querySelector('.tool').dataset.status")
+    title = page.evaluate("document.querySelector('.tool').title")
+    hint = page.evaluate("document.querySelector('.tool + .waiting-hint')?.textContent")
+
+    assert status == "success"
+    assert hint is not None
+    assert "the call still waits on the question below" in hint
+    assert title == hint
+
+
+def test_the_note_beside_a_waiting_call_goes_once_its_question_is_answered(page):
+    say(page, "gate")
+    page.wait_for("document.querySelector('.waiting-hint')")
+    page.click(".question .buttons button", "Approve")
+
+    shown(page, "This call ran once.")
+
+    assert page.evaluate("document.querySelectorAll('.waiting-hint, .tool[title]').length") == 0
 
 
 def test_two_questions_in_one_stop_resume_once_as_whoever_answered_last(page):
@@ -183,7 +227,7 @@ def test_a_resume_that_cannot_continue_shows_welts_notice_under_the_questions(pa
     notice = page.wait_for("document.querySelector('.stop .resume-failed')?.textContent")
     why = page.evaluate("document.querySelector('.resume-failed + .playground-note').textContent")
 
-    assert notice.startswith(":warning: Could not resume the agent.")
+    assert notice.startswith("⚠️ Could not resume the agent.")
     assert "the agent's error event said: Nothing to resume" in why
 
 
@@ -192,6 +236,7 @@ def test_a_failed_reply_shows_welts_failure_notice_and_the_error(page):
 
     text = shown(page, "Failed to reply. Please check the app logs.")
 
+    assert "⚠️ Failed to reply. Please check the app logs." in text
     assert "failed on purpose" in text
 
 
@@ -259,6 +304,28 @@ def test_a_new_thread_is_a_new_session_in_welts_format(page):
         re.fullmatch(r"slack_T0PLAYGND_C0PLAYGND_\d{10}-\d{6}_*", each) for each in (first, second)
     )
     assert len(first) >= 33
+
+
+def test_new_thread_on_a_thread_with_no_message_yet_stays_on_it(page):
+    before = current_session(page)
+
+    page.click("#new-thread")
+
+    assert threads_listed(page) == 1
+    assert current_session(page) == before
+
+
+def test_new_thread_goes_back_to_the_thread_still_without_a_message(page):
+    say(page, "file")
+    shown(page, "Shared rehearsal-table.csv")
+    page.click("#new-thread")
+    empty = current_session(page)
+    page.click("#thread-list li", "file")
+
+    page.click("#new-thread")
+
+    assert threads_listed(page) == 2
+    assert current_session(page) == empty
 
 
 def test_the_screenshot_is_written(page, tmp_path):

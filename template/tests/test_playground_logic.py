@@ -4,30 +4,40 @@ The page must show what Welt will show, so each rule it applies is
 checked here without a browser, by Node.js running the page's own module:
 how a reason renders and when Welt drops it to its default buttons, what
 a turn resends, how files are encoded and bounded, a thread's session id,
-and what a resume carries. Skipped, saying so, where Node.js is missing.
+what a resume carries, and how a text reads (mentions by name, emoji).
+Skipped, saying so, where Node.js is missing.
 """
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import asdict
 from typing import Any
 
 import pytest
 from conftest import PROJECT
 
+from playground.server import people
+
 NODE = shutil.which("node")
 MODULE = PROJECT / "playground" / "page" / "welt.js"
 
-# One Node.js process for the module: each line in is a call, each line out its result.
+# One Node.js process for the module: each line in is a call (or names a constant), each
+# line out its result (or the constant's value).
 HARNESS = """
 import * as welt from MODULE;
 import { createInterface } from "node:readline";
 for await (const line of createInterface({ input: process.stdin })) {
   const [name, args] = JSON.parse(line);
   let out;
-  try { out = { value: welt[name](...args) }; }
-  catch (error) { out = { error: String(error) }; }
+  try {
+    if (!(name in welt)) throw new Error(`welt.js exports no ${name}`);
+    out = { value: typeof welt[name] === "function" ? welt[name](...args) : welt[name] };
+  } catch (error) {
+    out = { error: String(error) };
+  }
   process.stdout.write(JSON.stringify(out) + "\\n");
 }
 """.replace("MODULE", json.dumps(MODULE.as_uri()))
@@ -50,7 +60,7 @@ def node() -> Iterator[subprocess.Popen[str]]:
 
 @pytest.fixture
 def welt(node):
-    """Call a function of welt.js with JSON arguments; its JSON result."""
+    """Call a function of welt.js with JSON arguments; its JSON result (a constant: its value)."""
 
     def call(name: str, *args: Any) -> Any:
         assert node.stdin is not None and node.stdout is not None
@@ -414,6 +424,20 @@ def test_the_page_renders_exactly_the_events_welt_renders(welt, event, kind):
     assert (rendered or {}).get("kind") == kind
 
 
+TOOL_1 = {"current_tool_use": {"name": "change", "toolUseId": "t1"}}
+TOOL_2 = {"current_tool_use": {"name": "read", "toolUseId": "t2"}}
+RETURNED_2 = {"tool_result": {"toolUseId": "t2", "status": "success"}}
+ASKED = {"interrupt": {"id": "i1", "name": "gate", "reason": "Go?"}}
+
+
+def test_a_call_in_a_reply_that_asks_waits_on_the_question_until_it_returns(welt):
+    assert welt("waitingCalls", [TOOL_1, TOOL_2, RETURNED_2, ASKED]) == ["t1"]
+
+
+def test_no_call_waits_in_a_reply_that_asks_nothing(welt):
+    assert welt("waitingCalls", [TOOL_1, {"data": "Done."}]) == []
+
+
 def test_markdown_is_escaped_before_it_is_rendered(welt):
     html = welt("markdown", "**bold** <script>alert(1)</script> `x<y` <@UALICE>")
 
@@ -421,3 +445,64 @@ def test_markdown_is_escaped_before_it_is_rendered(welt):
     assert "<script>" not in html
     assert "<code>x&lt;y</code>" in html
     assert '<span class="mention">@UALICE</span>' in html
+
+
+# What Slack shows of a text: mentions by name, shortcodes as emoji ---------------------------
+
+# The playground's own cast, as /config sends it.
+CAST = [asdict(person) for person in people([])]
+SHORTCODE = re.compile(r":[a-z0-9_+-]+:")
+
+
+def test_the_cast_names_each_person_with_a_user_id_by_their_slack_user(welt):
+    assert welt("displayNames", CAST) == {"UALICE": "Alice", "UBOB": "Bob", "UAVERY": "Avery"}
+
+
+def test_a_mention_of_someone_in_the_cast_shows_their_name(welt):
+    html = welt("markdown", "<@UBOB>'s answer was not taken", welt("displayNames", CAST))
+
+    assert html == '<p><span class="mention">@Bob</span>\'s answer was not taken</p>'
+
+
+def test_a_mention_of_someone_outside_the_cast_shows_their_id_as_slack_does(welt):
+    html = welt("markdown", "<@UZED> asked", welt("displayNames", CAST))
+
+    assert html == '<p><span class="mention">@UZED</span> asked</p>'
+
+
+def test_a_name_shows_as_plain_text_never_as_markup(welt):
+    html = welt("markdown", "<@UEVE>", {"UEVE": "<b>*Eve*</b>"})
+
+    assert html == '<p><span class="mention">@&lt;b&gt;*Eve*&lt;/b&gt;</span></p>'
+
+
+@pytest.mark.parametrize("notice", ["REPLY_FAILURE", "RESUME_FAILURE"])
+def test_every_shortcode_of_welts_notices_shows_as_its_emoji(welt, notice):
+    text = welt(notice)
+
+    html = welt("markdown", text)
+
+    assert SHORTCODE.search(text)
+    assert not SHORTCODE.search(html)
+    assert html.startswith("<p>⚠️ ")
+
+
+@pytest.mark.parametrize(
+    ("text", "html"),
+    [
+        (":warning: careful", "<p>⚠️ careful</p>"),
+        ("- deployed :white_check_mark:", "<ul><li>deployed ✅</li></ul>"),
+        ("> :x: not this", "<blockquote>❌ not this</blockquote>"),
+    ],
+)
+def test_a_shortcode_the_page_knows_shows_as_its_emoji_in_any_text(welt, text, html):
+    assert welt("markdown", text) == html
+
+
+@pytest.mark.parametrize("text", [":party_parrot:", ":constructor:", "at 10:30:45"])
+def test_a_shortcode_the_page_does_not_know_stays_as_typed(welt, text):
+    assert welt("markdown", text) == f"<p>{text}</p>"
+
+
+def test_a_shortcode_in_code_stays_as_typed(welt):
+    assert welt("markdown", "`:warning:`") == "<p><code>:warning:</code></p>"

@@ -6,8 +6,7 @@ template imports yours/ in one place only (factory.py), so nothing here
 depends on your code, and your code depends on nothing but this.
 """
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from strands import ToolContext
 
@@ -17,11 +16,10 @@ from .gate.interrupt_names import interrupt_name
 from .gate.registry import ALLOW, ASK, Decision, Row
 from .model.scripted import ScriptedModel, call, call_in_pieces, reply, use
 from .settings import AGENT_NAME, INTERRUPT_PREFIX
+from .tools.call_memo import CallMemo
 from .tools.lazy import LazyTool
 from .tools.mcp import Stdio, StreamableHttp
 from .tools.prebuilt import PREBUILT
-
-T = TypeVar("T")
 
 __all__ = [
     "AGENT_NAME",
@@ -67,31 +65,3 @@ def ask(
     shown = fingerprint(tool_context.tool_use.get("input"))
     answer, _ = answer_to(tool_context, name, reason, answered_by, fingerprint=shown)
     return answer
-
-
-class CallMemo:
-    """Work a tool does before `interrupt()`, done once per call however often the tool runs.
-
-    Strands runs an interrupted tool again from its first line when the run
-    resumes. Work before the interrupt (a draft, a timestamp, a model call)
-    would be done again and differ from what the human approved, so it is
-    kept in the agent's state under the call's toolUseId, the same on both
-    passes, and stored with the run while it waits. One key per call: calls
-    of one model turn run concurrently, and a shared dict would lose one.
-    """
-
-    def __init__(self, tool_context: ToolContext, name: str) -> None:
-        self._state = tool_context.agent.state
-        self._key = f"{name}:{tool_context.tool_use['toolUseId']}"
-
-    def get_or_make(self, make: Callable[[], T]) -> T:
-        """The value kept for this call, made (and kept) on the first pass."""
-        kept: Any = self._state.get(self._key)
-        if kept is None:
-            kept = make()  # kept as JSON with the run: make it a dict, list, str or number
-            self._state.set(self._key, kept)
-        return kept
-
-    def forget(self) -> None:
-        """Drop the value once the human has answered: the run no longer needs it."""
-        self._state.delete(self._key)

@@ -8,7 +8,7 @@ const SESSION = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
 const USER = "X-Amzn-Bedrock-AgentCore-Runtime-User-Id";
 const SCENES = ["gate", "restricted", "approvers", "choice", "two questions", "unmatched", "file", "draft", "fail"];
 
-const state = { config: null, threads: [], current: null, answered: 0, pendingFiles: [], newThreads: 0 };
+const state = { config: null, names: {}, threads: [], current: null, answered: 0, pendingFiles: [], newThreads: 0 };
 
 function element(tag, attributes = {}, ...children) {
   const made = document.createElement(tag);
@@ -29,6 +29,9 @@ const scrollDown = () => {
 const person = () => state.config.people[Number($("#person").value)];
 const initial = (name) => name.slice(0, 1).toUpperCase();
 const note = (text) => element("div", { class: "playground-note", text });
+// Any text the page shows goes through this, as Slack renders every message: mentions by
+// the cast's names, shortcodes as emoji.
+const mrkdwn = (text) => welt.markdown(text, state.names);
 
 function message(who, role, agent = false) {
   const body = element("div", { class: "body" }, element("div", { class: "who", text: who }, role ? element("small", { text: role }) : null));
@@ -40,7 +43,14 @@ function message(who, role, agent = false) {
 
 // --- threads -------------------------------------------------------------------------
 
+// A Slack thread begins with its first message, so a thread with none yet is only a place
+// to write: New thread goes back to that one rather than listing another empty one.
 function newThread() {
+  const waiting = state.threads.find((each) => each.entries.length === 0);
+  if (waiting) {
+    show(waiting);
+    return waiting;
+  }
   const ts = welt.threadTs(Date.now(), state.newThreads++ * 1000 + Math.floor(Math.random() * 1000));
   const thread = {
     ts,
@@ -160,7 +170,7 @@ function draw(drawn, event) {
     if (what.text.includes("Rehearsal mode: no model is in use")) showScenes();
     const block = drawn.body.lastElementChild?.classList.contains("text") ? drawn.body.lastElementChild : drawn.body.appendChild(element("div", { class: "text" }));
     block.dataset.markdown = (block.dataset.markdown || "") + what.text;
-    block.innerHTML = welt.markdown(block.dataset.markdown);
+    block.innerHTML = mrkdwn(block.dataset.markdown);
   } else if (what.kind === "tool") {
     if (drawn.running && drawn.running.dataset.id === what.id) return;
     closeRunning(drawn);
@@ -193,18 +203,39 @@ function fileElement(name, base64) {
   return element("div", { class: "file" }, link, size, preview);
 }
 
+// Welt closes the running indicator when the stream ends, so a call that stopped for a
+// question reads "done" while it waits on the answer. The page keeps that, as Slack shows
+// it, and says so beside the indicator until the stop's questions are answered.
+function explainWaiting(drawn, events) {
+  const waiting = welt.waitingCalls(events).map((id) => drawn.tools.get(id)).filter(Boolean);
+  if (!waiting.length) return null;
+  const why = waiting.length === 1
+    ? "Welt marks the indicator done when the reply ends; the call still waits on the question below."
+    : "Welt marks the indicators done when the reply ends; the calls still wait on the questions below.";
+  for (const tool of waiting) tool.title = why;
+  const hint = element("div", { class: "playground-note waiting-hint", text: why });
+  waiting[waiting.length - 1].after(hint);
+  return { tools: waiting, hint };
+}
+
+function clearWaiting(explained) {
+  if (!explained) return;
+  explained.hint.remove();
+  for (const tool of explained.tools) tool.removeAttribute("title");
+}
+
 // After the stream: Welt's failure notice, an empty reply gone, the stop's questions posted.
 function finish(thread, drawn, result) {
   closeRunning(drawn);
   if (result.status !== 200) {
-    drawn.body.append(element("div", { class: "notice", text: welt.REPLY_FAILURE }), note(`the playground could not reach the agent: ${result.said}`));
+    drawn.body.append(element("div", { class: "notice", html: mrkdwn(welt.REPLY_FAILURE) }), note(`the playground could not reach the agent: ${result.said}`));
   } else if (drawn.failed !== null) {
-    drawn.body.append(element("div", { class: "notice failure", text: welt.REPLY_FAILURE }), note(`the agent's error event said: ${drawn.failed}`));
+    drawn.body.append(element("div", { class: "notice failure", html: mrkdwn(welt.REPLY_FAILURE) }), note(`the agent's error event said: ${drawn.failed}`));
   }
   if (drawn.markdown.trim()) thread.entries.push({ role: "assistant", text: drawn.markdown });
   const empty = !drawn.markdown && drawn.tools.size === 0 && !drawn.body.querySelector(".file, .notice");
   if (empty) drawn.body.parentElement.remove();
-  if (drawn.interrupts.length) askAll(thread, drawn.interrupts);
+  if (drawn.interrupts.length) askAll(thread, drawn.interrupts, explainWaiting(drawn, result.events));
 }
 
 // --- a turn ----------------------------------------------------------------------------
@@ -216,7 +247,7 @@ async function send(text, files) {
   const entry = { role: "user", userId: speaker.id, text, files };
   thread.entries.push(entry);
   const body = message(speaker.name, speaker.role);
-  body.append(element("div", { class: "text", html: welt.markdown(text) }));
+  body.append(element("div", { class: "text", html: mrkdwn(text) }));
   for (const file of files) body.append(element("div", { class: "file attached", text: `Attached ${file.name} (${file.size.toLocaleString()} bytes)` }));
   const { messages, unsent } = welt.turnPayload(thread.entries, state.config.keepsHistory, state.config.modalities);
   for (const file of unsent.filter((each) => files.includes(each))) {
@@ -229,24 +260,25 @@ async function send(text, files) {
 
 // --- questions ---------------------------------------------------------------------------
 
-function askAll(thread, interrupts) {
-  const questions = welt.stop(interrupts);
+// One stop: its questions, where they are drawn, and the indicators waiting on them.
+function askAll(thread, interrupts, waiting) {
   const body = message("Agent", "asks", true);
   body.parentElement.classList.add("stop");
-  for (const asked of questions) body.append(questionElement(thread, questions, asked, body));
+  const stop = { thread, questions: welt.stop(interrupts), body, waiting };
+  for (const asked of stop.questions) body.append(questionElement(stop, asked));
   scrollDown();
 }
 
-function questionElement(thread, questions, asked, stopBody) {
+function questionElement(stop, asked) {
   const box = element("div", { class: "question", "data-id": asked.id, "data-name": asked.name });
-  box.append(element("div", { class: "text", html: welt.markdown(asked.text) }));
+  box.append(element("div", { class: "text", html: mrkdwn(asked.text) }));
   if (asked.fellBack) box.append(note(asked.fellBack));
   const widgets = element("div", { class: "widgets" });
   const answer = (value, source, shownAs) => {
     const who = person();
     asked.answer = { value, source, userId: who.id, name: who.name, at: ++state.answered };
     widgets.replaceWith(element("div", { class: "receipt", text: welt.receipt(shownAs, who.name) }));
-    resumeIfAnswered(thread, questions, stopBody);
+    resumeIfAnswered(stop);
   };
   if (asked.buttons.length) {
     const row = element("div", { class: "buttons" });
@@ -273,19 +305,20 @@ function questionElement(thread, questions, asked, stopBody) {
   return box;
 }
 
-async function resumeIfAnswered(thread, questions, stopBody) {
-  const resume = welt.resume(questions);
+async function resumeIfAnswered(stop) {
+  const resume = welt.resume(stop.questions);
   if (resume === null) return;
-  const drawn = reply(thread);
-  const result = await invoke(thread, resume.payload, resume.userId, drawn.sink);
+  clearWaiting(stop.waiting);
+  const drawn = reply(stop.thread);
+  const result = await invoke(stop.thread, resume.payload, resume.userId, drawn.sink);
   if (result.status === 200 && welt.resumeFailed(result.events)) {
     drawn.body.parentElement.remove();
-    stopBody.append(element("div", { class: "notice resume-failed", text: welt.RESUME_FAILURE }));
+    stop.body.append(element("div", { class: "notice resume-failed", html: mrkdwn(welt.RESUME_FAILURE) }));
     const error = result.events.find((event) => "error" in event);
-    stopBody.append(note(error ? `the agent's error event said: ${error.error}` : "the resume sent no events"));
+    stop.body.append(note(error ? `the agent's error event said: ${error.error}` : "the resume sent no events"));
     return;
   }
-  finish(thread, drawn, result);
+  finish(stop.thread, drawn, result);
 }
 
 // --- the composer ------------------------------------------------------------------------
@@ -329,6 +362,7 @@ async function start() {
   state.config = await (await fetch("/config")).json();
   const config = state.config;
   config.keepsHistory = config.keeps_history;
+  state.names = welt.displayNames(config.people);
   $("#person").append(...config.people.map((each, index) => element("option", { value: String(index), text: `${each.name} — ${each.role}` })));
   const status = $("#agent");
   const answered = (await fetch("/agent/ping")).ok;

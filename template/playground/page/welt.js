@@ -4,8 +4,10 @@
 // and message logic, v0.8 to v0.10): how a question's reason renders, and
 // when it falls back to the default buttons; the session id of a thread;
 // what a turn sends (the whole thread, or what follows Welt's last reply);
-// how files are encoded and bounded; what a resume carries. The page adds
-// one thing Slack never shows: why a reason fell back.
+// how files are encoded and bounded; what a resume carries; how Slack shows
+// a text (mentions by name, emoji shortcodes). The page adds what Slack
+// never shows: why a reason fell back, and which calls read done while
+// they wait on a question.
 
 export const MAX_BUTTONS = 25;
 export const MAX_OPTION_VALUE = 1800;
@@ -229,6 +231,12 @@ export function threadTs(milliseconds, counter = 0) {
 export const userOf = (slackId) => (slackId ? slackId.split(":").pop() : "U0PLAYGND");
 export const mention = (slackId) => `<@${userOf(slackId)}>`;
 
+// Slack shows <@UBOB> as @ and the person's name; the page knows only its own cast, so
+// that is the names it has. A person with no user id (Welt's local mode) is never mentioned.
+export function displayNames(people) {
+  return Object.fromEntries(people.filter((each) => each.id).map((each) => [userOf(each.id), each.name]));
+}
+
 // Each user text starts with its speaker's mention; an empty text keeps the mention alone.
 export function userText(slackId, text) {
   return `${mention(slackId)}: ${text}`;
@@ -371,6 +379,17 @@ export function rendered(event) {
   return null;
 }
 
+// The calls a reply leaves waiting on its questions: indicated, never answered by a
+// tool_result, in a reply that asks. Welt closes their indicators all the same, as done,
+// because the stream ended; the page says so beside them.
+export function waitingCalls(events) {
+  const shown = events.map(rendered).filter((each) => each !== null);
+  if (!shown.some((each) => each.kind === "interrupt")) return [];
+  const returned = new Set(shown.filter((each) => each.kind === "tool_result").map((each) => each.id));
+  const called = shown.filter((each) => each.kind === "tool" && !returned.has(each.id)).map((each) => each.id);
+  return [...new Set(called)];
+}
+
 const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp" };
 
 // The MIME type of an image file by its name, so the page can show it inline; else null.
@@ -381,33 +400,55 @@ export function imageType(name) {
 const escapeHtml = (text) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-function inline(text) {
-  const codes = [];
-  let html = escapeHtml(text).replace(/`([^`]+)`/g, (_, code) => {
-    codes.push(code);
-    return `\u0000${codes.length - 1}\u0000`;
-  });
+// Slack knows thousands of shortcodes; the page knows the ones Welt's notices use and a few
+// a reply is likely to. Any other stays as typed, which is also how Slack shows one it
+// does not know.
+export const EMOJI = {
+  warning: "⚠️",
+  white_check_mark: "✅",
+  heavy_check_mark: "✔️",
+  x: "❌",
+  no_entry: "⛔",
+  hourglass_flowing_sand: "⏳",
+  information_source: "ℹ️",
+  tada: "🎉",
+};
+
+const emoji = (shortcode, name) => (Object.hasOwn(EMOJI, name) ? EMOJI[name] : shortcode);
+
+function inline(text, names) {
+  // Code spans and mentions are set aside first, so nothing after reads inside them.
+  const held = [];
+  const hold = (html) => {
+    held.push(html);
+    return `\u0000${held.length - 1}\u0000`;
+  };
+  let html = escapeHtml(text).replace(/`([^`]+)`/g, (_, code) => hold(`<code>${code}</code>`));
   html = html
-    .replace(/&lt;@([A-Z0-9]+)&gt;/g, '<span class="mention">@$1</span>')
+    .replace(/&lt;@([A-Z0-9]+)&gt;/g, (_, id) =>
+      hold(`<span class="mention">@${escapeHtml(Object.hasOwn(names, id) ? names[id] : id)}</span>`),
+    )
+    .replace(/:([a-z0-9_+-]+):/g, emoji)
     .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, '<a href="$2" target="_blank" rel="noopener">$1</a>')
     .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
     .replace(/(^|[^\w*])\*([^*\n]+)\*(?!\w)/g, "$1<em>$2</em>")
     .replace(/(^|[^\w])_([^_\n]+)_(?!\w)/g, "$1<em>$2</em>")
     .replace(/~~([^~\n]+)~~/g, "<del>$1</del>");
-  return html.replace(/\u0000(\d+)\u0000/g, (_, index) => `<code>${codes[Number(index)]}</code>`);
+  return html.replace(/\u0000(\d+)\u0000/g, (_, index) => held[Number(index)]);
 }
 
-// Markdown as the page shows it: the parts Slack's markdown blocks and streams render.
+// Markdown as the page shows it: the parts Slack's markdown blocks and streams render,
+// mentions by name (`names`: user id to name, as displayNames makes it) and emoji.
 // Everything is escaped first; only http(s) links become links.
-export function markdown(text) {
+export function markdown(text, names = {}) {
   const out = [];
   const lines = text.split("\n");
   let paragraph = [];
   let list = null;
   const flush = () => {
-    if (paragraph.length) out.push(`<p>${paragraph.map(inline).join("<br>")}</p>`);
+    if (paragraph.length) out.push(`<p>${paragraph.map((line) => inline(line, names)).join("<br>")}</p>`);
     paragraph = [];
-    if (list) out.push(`<${list.tag}>${list.items.map((item) => `<li>${inline(item)}</li>`).join("")}</${list.tag}>`);
+    if (list) out.push(`<${list.tag}>${list.items.map((item) => `<li>${inline(item, names)}</li>`).join("")}</${list.tag}>`);
     list = null;
   };
   for (let index = 0; index < lines.length; index += 1) {
@@ -427,7 +468,7 @@ export function markdown(text) {
     const quote = /^>\s?(.*)$/.exec(line);
     if (heading) {
       flush();
-      out.push(`<h${heading[1].length}>${inline(heading[2])}</h${heading[1].length}>`);
+      out.push(`<h${heading[1].length}>${inline(heading[2], names)}</h${heading[1].length}>`);
     } else if (bullet || numbered) {
       const tag = bullet ? "ul" : "ol";
       if (paragraph.length || (list && list.tag !== tag)) flush();
@@ -435,7 +476,7 @@ export function markdown(text) {
       list.items.push((bullet || numbered)[1]);
     } else if (quote) {
       flush();
-      out.push(`<blockquote>${inline(quote[1])}</blockquote>`);
+      out.push(`<blockquote>${inline(quote[1], names)}</blockquote>`);
     } else if (line.trim() === "") {
       flush();
     } else {

@@ -1,12 +1,15 @@
-"""Rehearsal: the real tools, gate, wire and storage, driven by a script instead of a model.
+"""Rehearsal: the real gate, wire and storage, driven by a script instead of a model.
 
 Connecting Welt before paying for a model (or before AWS credentials exist)
 shows whether the Slack side works end to end: streamed text, a tool's
 indicator, a question with a text field, a draft to approve, a file upload,
-and the resumes. Stop the server while a question is open and start it
-again before answering: the run resumes from storage, and the last reply
-says so. Set MODEL_PROVIDER=rehearsal; it is never the default, and every
-first reply says that no model is in use.
+and the resumes. The script asks through rehearsal's own tools
+(rehearsal_tools.py), so it plays the same whatever yours/ holds; a
+message `call <tool>` calls one of yours (rehearsal_scenes.py). Stop the
+server while a question is open and start it again before answering: the
+run resumes from storage, and the last reply says so. Set
+MODEL_PROVIDER=rehearsal; it is never the default, and every first reply
+says that no model is in use.
 """
 
 import re
@@ -25,7 +28,7 @@ _ASKED_BY = re.compile(r"\(asked by process ([0-9a-f]+)\)")
 
 
 class RehearsalModel(ScriptedModel):
-    """Answers each user message with the same short script, using the tools it is offered.
+    """Answers each user message with the same short script: a question, a draft, a file.
 
     A message that names a scene (rehearsal_scenes.py) plays that scene instead.
     """
@@ -38,12 +41,7 @@ class RehearsalModel(ScriptedModel):
         scene = scene_turn(messages, tool_specs or [])  # a message that names a scene
         if scene is not None:
             return scene
-        offered = {spec["name"] for spec in tool_specs or []}
-        steps = [_question()]
-        if "publish_report" in offered:
-            steps.append(_report())
-        if "write_document" in offered:
-            steps.append(_document())
+        steps = [_question(), _report(), _file()]
         done = _tool_results_since_the_last_user_text(messages)
         if done == 0:
             return use(steps[0], before=NOTICE + HINT + "\n\nFirst, a question for you.")
@@ -54,7 +52,7 @@ class RehearsalModel(ScriptedModel):
 
 def _question() -> list[Event]:
     return call(
-        "ask_human",
+        "rehearsal_question",
         "rehearsal-question",
         question=(
             "Rehearsal: type anything to check that typed answers arrive. To see a run "
@@ -66,20 +64,15 @@ def _question() -> list[Event]:
 
 def _report() -> list[Event]:
     return call(
-        "publish_report",
+        "rehearsal_draft",
         "rehearsal-report",
         title="Rehearsal",
         body="If this file is in the thread, the draft you approved is the one published.",
     )
 
 
-def _document() -> list[Event]:
-    return call(
-        "write_document",
-        "rehearsal-file",
-        title="Rehearsal",
-        markdown="# Rehearsal\n\nIf this file is in the thread, uploads work.\n",
-    )
+def _file() -> list[Event]:
+    return call("rehearsal_file", "rehearsal-file")
 
 
 def _restart_note(messages: Messages) -> str:

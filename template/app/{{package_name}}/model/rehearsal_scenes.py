@@ -62,9 +62,9 @@ SCENES: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
     ),
     "file": ("A table and an image, uploaded to the thread.", [("rehearsal_file", {})]),
     "draft": (
-        "`publish_report` drafts once, however often Strands runs it again: "
+        "`rehearsal_draft` drafts once, however often Strands runs it again: "
         "the draft you approve is the one published.",
-        [("publish_report", {"title": "Rehearsal", "body": "The draft you saw is this one."})],
+        [("rehearsal_draft", {"title": "Rehearsal", "body": "The draft you saw is this one."})],
     ),
 }
 FAIL = "fail"

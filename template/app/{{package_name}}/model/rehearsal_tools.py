@@ -3,6 +3,8 @@
 A project without the sample tools has no ASK row, no restricted question
 and no question with buttons of its own, so a person trying the agent in
 rehearsal would never see the gate, which is the heart of the template.
+Rehearsal's own script asks through these too, never through a tool of
+yours, which you may have changed or deleted.
 These rows join the registry only when MODEL_PROVIDER=rehearsal
 (factory.py), never beside a real model; rehearsal_scenes.py calls them
 when a message names a scene. They live beside the model they serve, not
@@ -13,6 +15,7 @@ ran for its call, so an approval can be seen to run a tool exactly once.
 
 import struct
 import threading
+import uuid
 import zlib
 from collections import Counter
 
@@ -23,7 +26,10 @@ from ..gate.answerers import ANYONE, APPROVERS, STARTER, answer_to
 from ..gate.audit import fingerprint
 from ..gate.interrupt_names import interrupt_name
 from ..gate.registry import ALLOW, ASK, Row
+from ..tools.call_memo import CallMemo
 
+QUESTION = interrupt_name("rehearsal-question")
+REVIEW = interrupt_name("rehearsal-review")
 CHOICE = interrupt_name("rehearsal-choice")
 UNMATCHED = interrupt_name("rehearsal-unmatched")
 
@@ -41,6 +47,51 @@ def _ran(tool_context: ToolContext) -> int:
 
 def _times(count: int) -> str:
     return "once" if count == 1 else f"{count} times"
+
+
+@tool(context=True)
+def rehearsal_question(question: str, tool_context: ToolContext) -> str:
+    """Ask anyone in the thread a question with a text field.
+
+    Args:
+        question: The question.
+    """
+    reason = interrupt_reason(question, input={"label": "Your answer", "multiline": True})
+    return f"The human answered: {_ask(tool_context, QUESTION, reason)}"
+
+
+@tool(context=True)
+def rehearsal_draft(title: str, body: str, tool_context: ToolContext) -> dict:
+    """Draft a report once per call, ask to publish it, and share exactly the draft approved.
+
+    Args:
+        title: The report's title.
+        body: The report's content, in Markdown.
+    """
+    memo = CallMemo(tool_context, "rehearsal_draft")
+    draft = memo.get_or_make(lambda: _draft(title, body))
+    reason = interrupt_reason(
+        f"*Publish this report?*\n\n{draft['text']}",
+        approve={"label": "Publish", "style": "primary"},
+        reject={"label": "Discard"},
+        input={"label": "Or say what to change"},
+    )
+    answer = _ask(tool_context, REVIEW, reason)
+    memo.forget()
+    if answer is not True:
+        said = "discarded it" if answer is False else f"asked for changes: {answer}"
+        return {"status": "success", "content": [{"text": f"Not published; the human {said}"}]}
+    document = {"format": "md", "name": draft["name"], "source": {"bytes": draft["text"].encode()}}
+    return {
+        "status": "success",
+        "content": [{"text": f"Published {draft['name']}.md"}, {"document": document}],
+    }
+
+
+def _draft(title: str, body: str) -> dict[str, str]:
+    """Drafted once per call: a second pass would draw another id and show another text."""
+    draft_id = uuid.uuid4().hex[:8]
+    return {"name": f"report-{draft_id}", "text": f"# {title}\n\n_Draft {draft_id}_\n\n{body}\n"}
 
 
 @tool(context=True)
@@ -149,6 +200,8 @@ def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 
 
 ROWS = (
+    Row(rehearsal_question, ALLOW),
+    Row(rehearsal_draft, ALLOW, files_to_thread=True),
     Row(rehearsal_change, ASK),
     Row(rehearsal_deploy, ASK, answered_by=STARTER),
     Row(rehearsal_release, ASK, answered_by=APPROVERS),
