@@ -40,7 +40,7 @@ from strands import Agent
 from ..gate.answerers import STARTED_BY
 from ..gate.audit import record_over_budget
 from ..settings import Settings
-from .totals import HOLD_SECONDS, Held, Hold, Tally, Totals, new_mark
+from .totals import HOLD_SECONDS, DamagedTotal, Held, Hold, Tally, Totals, new_mark
 from .usage import Prices, model_id_of, record_usage, usage_of
 
 logger = logging.getLogger(__name__)
@@ -155,6 +155,12 @@ class Accounting:
             await self.release(admission)
             told = self._refuse(spent.limit, spent.total, session, caller)
             raise OverBudget(told) from None
+        except DamagedTotal as damaged:
+            logger.error(
+                "%s", damaged
+            )  # whoever runs the agent must hear of it, not only the thread
+            await self.release(admission)
+            raise
         except BaseException:
             await self.release(admission)
             raise
