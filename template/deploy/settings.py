@@ -66,6 +66,8 @@ class Environment:
     user_daily_budget_tokens: int | None = None
     user_daily_budget_usd: float | None = None
     budget_exempt: tuple[str, ...] = ()
+    # The share of a budget each new turn holds while it runs (MAX_TOKENS_PER_TURN).
+    max_tokens_per_turn: int | None = None
 
     @property
     def is_placeholder(self) -> bool:
@@ -96,7 +98,7 @@ class Environment:
 
 
 # Keys an environment may leave out.
-TOKEN_BUDGETS = ("thread_budget_tokens", "user_daily_budget_tokens")
+TOKEN_BUDGETS = ("thread_budget_tokens", "user_daily_budget_tokens", "max_tokens_per_turn")
 DOLLAR_BUDGETS = ("thread_budget_usd", "user_daily_budget_usd")
 OPTIONAL_KEYS = (
     "approvers",
@@ -105,6 +107,7 @@ OPTIONAL_KEYS = (
     "user_daily_budget_tokens",
     "user_daily_budget_usd",
     "budget_exempt",
+    "max_tokens_per_turn",
 )
 
 
@@ -197,7 +200,7 @@ def _check_budgets(where: str, table: dict) -> None:
             value = table[key]
             _check(
                 where, key, value, type(value) is int and value > 0,
-                "a whole number of tokens above 0 (leave it out for no budget)",
+                "a whole number of tokens above 0 (leave it out for none)",
             )  # fmt: skip
     for key in DOLLAR_BUDGETS:
         if key in table:

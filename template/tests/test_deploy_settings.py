@@ -172,7 +172,7 @@ BAD_BUDGETS = {
     "tokens as a fraction": (
         "thread_budget_tokens = 1.5",
         "[staging] thread_budget_tokens must be a whole number of tokens above 0 "
-        "(leave it out for no budget) (got 1.5)",
+        "(leave it out for none) (got 1.5)",
     ),
     "dollars as text": (
         'thread_budget_usd = "2.50"',

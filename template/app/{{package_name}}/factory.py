@@ -18,6 +18,9 @@ from bedrock_agentcore.runtime import BedrockAgentCoreApp, RequestContext
 from strands import Agent
 from strands.models import Model
 
+from .accounting.budgets import Accounting
+from .accounting.totals import totals_for
+from .accounting.usage import Prices
 from .agent import build_agent
 from .gate.consent import hand_consent_to_gate
 from .gate.registry import Registry, ServingRegistry
@@ -30,13 +33,10 @@ from .platform.logs import log_json_lines, request_id, session_id
 from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
 from .platform.warmup import WARMUP_PATH, warmup_endpoint
-from .runs.budgets import Accounting
 from .runs.conversations import Conversations
-from .runs.counters import counters_for
 from .runs.seal import open_seal_key
 from .runs.storage import open_run_storage
 from .runs.stored_runs import StoredRuns
-from .runs.usage import Prices
 from .settings import AGENT_NAME, USE_MCP, ConfigurationError, Settings
 from .tools.left_out import LeftOutLibrary, explained
 from .tools.mcp import McpServerError, McpServers
@@ -148,7 +148,8 @@ def accounting_of(settings: Settings, store: StoredRuns) -> Accounting:
     """Usage lines priced with yours/model_prices.py; budgets kept beside the store's runs."""
     from .yours.model_prices import MODEL_PRICES
 
-    accounting = Accounting(settings, Prices(MODEL_PRICES), counters_for(store.storage))
+    totals = totals_for(store.storage, store.seal)
+    accounting = Accounting(settings, Prices(MODEL_PRICES), totals)
     budgets = accounting.describe()
     if budgets:
         logger.info(budgets)

@@ -128,7 +128,7 @@ def record_turned_away(
 def record_over_budget(
     *, budget: str, setting: str, used: str, resets: str, sender: str | None, session: str
 ) -> None:
-    """One audit line for a turn a budget refused (runs/budgets.py): whose, which, until when."""
+    """One audit line for a turn a budget refused (accounting/budgets.py): whose, which, until."""
     fields: dict[str, object] = {
         "audit": "over-budget",
         "at": "turn",

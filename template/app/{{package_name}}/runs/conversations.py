@@ -21,6 +21,8 @@ from typing import Any
 from strands import Agent
 from strands.models import Model
 
+from ..accounting.budgets import Accounting, Admission, OverBudget
+from ..accounting.usage import model_id_of
 from ..gate.answerers import ANSWERING, OTHERS_ANSWERED, STARTED_BY, Answering, forget_answers
 from ..gate.audit import record_turned_away
 from ..gate.registry import Registry
@@ -41,7 +43,6 @@ from ..platform.caller import SlackUser
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
 from ..wire.payload import RefusedPayload, WeltAnswer, WeltMessage, WeltRequest, as_welt_request
-from .budgets import Accounting
 from .idle_agents import IdleAgents
 from .outcomes import CannotContinue, SessionIdError, unreadable_history
 from .record import Waiting, load
@@ -120,7 +121,7 @@ class Conversations:
         async with self._one_at_a_time(session_id):
             run: Waiting | None
             answers: dict[str, WeltAnswer] = {}
-            over_budget: str | None = None
+            admission = Admission()
             try:
                 if "interrupt_responses" in request:
                     answers = request["interrupt_responses"]
@@ -128,10 +129,19 @@ class Conversations:
                 else:
                     if self._accounting:  # before anything of the thread is touched
                         caller_id = caller.id if caller else None
-                        over_budget = await self._accounting.refusal(session_id, caller_id)
-                    if not over_budget:
+                        admission = await self._accounting.admit(
+                            session_id, caller_id, self._model_id
+                        )
+                    try:
                         agent, run = await self._fresh(session_id, caller), None
                         await self._recall(agent, caller, request["messages"])
+                    except BaseException:
+                        if self._accounting:  # the turn never ran: its holds end
+                            await self._accounting.release(admission)
+                        raise
+            except OverBudget as over_budget:
+                yield {"data": str(over_budget)}
+                return
             except (CannotContinue, StoreUnavailable) as refused:
                 yield error_event(str(refused))
                 return
@@ -144,9 +154,6 @@ class Conversations:
             except ApiKeyUnavailable as unavailable:
                 yield one_line_event(session_id, unavailable)
                 return
-            if over_budget:
-                yield {"data": over_budget}
-                return
             answering = Answering(
                 caller,
                 self._on_agentcore,
@@ -155,8 +162,13 @@ class Conversations:
                 run.run if run else None,
                 answers=len(answers),
             )
-            async for event in self._stream(agent, request, session_id, run, answering):
+            streamed = self._stream(agent, request, session_id, run, answering, admission)
+            async for event in streamed:
                 yield event
+
+    def _model_id(self) -> str:
+        """The id of the model the next turn runs on: a dollar budget's share is priced by it."""
+        return model_id_of(self._new_model())
 
     def _one_at_a_time(self, session_id: str) -> asyncio.Lock:
         lock = self._turns.get(session_id)
@@ -239,6 +251,7 @@ class Conversations:
         session_id: str,
         resumed: Waiting | None,
         answering: Answering,
+        admission: Admission,
     ) -> AsyncGenerator[dict[str, Any]]:
         """Stream one run; the agent's stream is always closed, so it never stays locked.
 
@@ -253,7 +266,9 @@ class Conversations:
         try:
             files_from = self._registry.files_from
             state = {ANSWERING: answering}
-            replies = reply_events(agent, request, files_from, self._caps, state)
+            replies = reply_events(
+                agent, request, files_from, self._caps, state, tokens=admission.tokens
+            )
             try:
                 async with aclosing(replies) as events:
                     async for event in events:
@@ -263,7 +278,9 @@ class Conversations:
                         yield event
             finally:  # a run that failed or was cut short was paid for too
                 if self._accounting:
-                    await self._accounting.count(agent, session_id, resumed=bool(resumed))
+                    await self._accounting.count(
+                        agent, session_id, resumed=bool(resumed), admission=admission
+                    )
         except Exception as failure:
             if resumed:
                 await self._quietly(self.store.failed(session_id, resumed))
