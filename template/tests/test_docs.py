@@ -248,6 +248,7 @@ NOT_HERE = {
     "yours/tools/documents.py": "a sample tool, there with include_sample_tools",
     "text/event-stream": "a media type, not a path",
     "application/json": "a media type, not a path",
+    "text/plain": "a media type, not a path",
     "linux/arm64": "a Docker platform, not a path",
     ".git": "made by `git init`",
     # made at run time, or elsewhere, by what the docs describe
@@ -1458,7 +1459,8 @@ def served(**env: str) -> Iterator[Callable[..., list[str]]]:
         }
         with only_environment({**offline, **env}):
             app = factory.create_app(settings.Settings.from_environment())
-            with TestClient(app) as client:
+            # Where the docs' curl commands send: the server answers no other name.
+            with TestClient(app, base_url="http://localhost:8080") as client:
 
                 def send(request: Request, payload: object = None) -> list[str]:
                     body = request.body if payload is None else json.dumps(payload).encode()

@@ -29,6 +29,7 @@ from .memory.per_user import UserMemory
 from .model.api_key import workload_token_of
 from .model.providers import check_provider, model_api_key, shared_model, warm_model
 from .platform.caller import caller_of
+from .platform.local_only import LocalOnly
 from .platform.logs import log_json_lines, request_id, session_id
 from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
@@ -106,6 +107,10 @@ def create_app(
     # Inner to the size limit, so it measures only a body of a size Welt sends.
     app.add_middleware(NestingLimit)
     app.add_middleware(RequestSizeLimit, max_bytes=settings.max_request_bytes)
+    if not settings.on_agentcore:
+        # Outer to the size limit, so a web page's request is refused unread.
+        # On AgentCore the service's front door decides who may call.
+        app.add_middleware(LocalOnly)
     # Added last, so outermost: `random` is reseeded before anything in a
     # request draws from it, in every instance restored from a V2 snapshot.
     app.add_middleware(FreshRandomness)
