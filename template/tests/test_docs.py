@@ -246,6 +246,8 @@ NOT_HERE = {
     "yours/tools/report.py": "a sample tool: AGENTS.md says 'when the sample tools are present'",
     "yours/tools/approval.py": "a sample tool, there with include_sample_tools",
     "yours/tools/documents.py": "a sample tool, there with include_sample_tools",
+    "tests/test_model_api_key.py": "the model key's tests, with model_provider anthropic or openai",
+    "tests/model_provider_api.py": "their stand-in of the provider's API, with the same answers",
     "text/event-stream": "a media type, not a path",
     "application/json": "a media type, not a path",
     "text/plain": "a media type, not a path",

@@ -176,15 +176,23 @@ def registry_of_yours(settings: Settings) -> ServingRegistry:
             raise ConfigurationError(str(error)) from missing
         raise error from missing
     registry = Registry.of(TOOLS)
+    # Where each tool is declared: an MCP server's tool may take none of these names.
+    declared = dict.fromkeys(
+        (row.name for row in registry.rows), "a tool in TOOLS (yours/tools/__init__.py)"
+    )
     if settings.model_provider == "rehearsal":  # every kind of question, with no model
         from .model.rehearsal_tools import ROWS
 
         registry = registry.with_rows(*ROWS)
+        declared.update(
+            dict.fromkeys((row.name for row in ROWS), "a rehearsal tool (model/rehearsal_tools.py)")
+        )
     if not USE_MCP:
         return ServingRegistry(registry)
     from .yours.mcp_servers import MCP_DECISIONS, MCP_SERVERS
 
-    servers = McpServers(MCP_SERVERS, MCP_DECISIONS)  # checks the list before any server starts
+    # Checks the list, and its decisions against the tools declared, before any server starts.
+    servers = McpServers(MCP_SERVERS, MCP_DECISIONS, declared)
     if not settings.mcp_servers or not MCP_SERVERS:
         return ServingRegistry(registry)
     atexit.register(servers.stop)

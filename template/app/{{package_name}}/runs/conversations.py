@@ -8,6 +8,9 @@ after a restart, or once it has let go, the run is restored from the store.
 Either way the stored run is claimed first, so only one delivery of the
 answers resumes it. Requests of one thread are served one at a time. An
 agent whose run ended cleanly serves a later turn, reset (idle_agents.py).
+Every run, a held one resumed included, calls the model a new agent would
+get at that request: with a key from AgentCore Identity, the key held then,
+so a run asked before a key was rotated resumes with the new one.
 """
 
 import asyncio
@@ -122,10 +125,11 @@ class Conversations:
             run: Waiting | None
             answers: dict[str, WeltAnswer] = {}
             admission = Admission()
+            key: str | None = None  # the model key the run calls with, if Identity gave it
             try:
                 if "interrupt_responses" in request:
                     answers = request["interrupt_responses"]
-                    agent, run = await self._resumed(session_id, answers, caller)
+                    agent, run, key = await self._resumed(session_id, answers, caller)
                 else:
                     if self._accounting:  # before anything of the thread is touched
                         caller_id = caller.id if caller else None
@@ -133,7 +137,7 @@ class Conversations:
                             session_id, caller_id, self._model_id
                         )
                     try:
-                        agent, run = await self._fresh(session_id, caller), None
+                        (agent, key), run = await self._fresh(session_id, caller), None
                         await self._recall(agent, caller, request["messages"])
                     except BaseException:
                         if self._accounting:  # the turn never ran: its holds end
@@ -162,7 +166,7 @@ class Conversations:
                 run.run if run else None,
                 answers=len(answers),
             )
-            streamed = self._stream(agent, request, session_id, run, answering, admission)
+            streamed = self._stream(agent, request, session_id, run, answering, admission, key)
             async for event in streamed:
                 yield event
 
@@ -176,17 +180,27 @@ class Conversations:
             lock = self._turns[session_id] = asyncio.Lock()
         return lock
 
-    async def _fresh(self, session_id: str, caller: SlackUser | None) -> Agent:
-        """A new agent for a turn; with history, the thread so far is restored into it.
+    def _model(self) -> tuple[Model, str | None]:
+        """The model a run calls, and the key it was built with: read together, nothing between.
+
+        The key is the one this process holds now; with a key from AgentCore
+        Identity, it is the one a refusal of this run's calls will name.
+        """
+        key = self._api_key.key if self._api_key is not None else None
+        return self._new_model(), key
+
+    async def _fresh(self, session_id: str, caller: SlackUser | None) -> tuple[Agent, str | None]:
+        """A new agent for a turn, and its model's key; with history, the thread so far is restored.
 
         A new message closes any open question. Without history nothing is
         read back: Welt's payload carries the whole thread.
         """
         conversation = await self.store.begin_turn(session_id)
         self._held.pop(session_id, None)
-        agent = self._agents.take(self._new_model())
+        model, key = self._model()
+        agent = self._agents.take(model)
         if conversation is None:
-            return started_by(agent, caller)
+            return started_by(agent, caller), key
         asks_nothing = agent.take_snapshot(include=["interrupt_state"])
         try:
             load(agent, conversation)
@@ -201,16 +215,21 @@ class Conversations:
         agent.load_snapshot(asks_nothing)
         new_turn(agent)
         forget_answers(agent)
-        return started_by(agent, caller)
+        return started_by(agent, caller), key
 
     async def _resumed(
         self, session_id: str, answers: dict[str, WeltAnswer], sender: SlackUser | None
-    ) -> tuple[Agent, Waiting]:
-        """The stored run these answers resume, claimed for this request alone.
+    ) -> tuple[Agent, Waiting, str | None]:
+        """The stored run these answers resume, claimed for this request alone, and its model's key.
 
         Answers turned away here never reach a question; each such request
-        is an audit line that names who sent it.
+        is an audit line that names who sent it. The model is had before
+        the claim: a claimed run that could not be given one would be lost.
+        A run this process holds keeps its agent, but not the model it was
+        asked with, whose key may have been rotated away since: it gets
+        this request's, as a run read back from the store does.
         """
+        model, key = self._model()
         waiting: Waiting | None = None
         try:
             waiting = await self.store.waiting(session_id)
@@ -230,8 +249,9 @@ class Conversations:
             raise
         held, run = self._held.pop(session_id, (None, None))
         if held is not None and run == waiting.run:
-            return held, waiting  # the very run that was stored: no need to read it back
-        agent = self._agents.take(self._new_model())
+            held.model = model  # the very run that was stored: no need to read it back
+            return held, waiting, key
+        agent = self._agents.take(model)
         try:
             load(agent, waiting.snapshot)
             shown_again(agent)
@@ -242,7 +262,7 @@ class Conversations:
                 f"Cannot resume: the stored run of this thread could not be read ({damage}). "
                 "Send a new message to start again."
             ) from None
-        return agent, waiting
+        return agent, waiting, key
 
     async def _stream(
         self,
@@ -252,6 +272,7 @@ class Conversations:
         resumed: Waiting | None,
         answering: Answering,
         admission: Admission,
+        key: str | None = None,
     ) -> AsyncGenerator[dict[str, Any]]:
         """Stream one run; the agent's stream is always closed, so it never stays locked.
 
@@ -288,7 +309,7 @@ class Conversations:
                 yield one_line_event(session_id, failure)
                 return
             if self._api_key is not None and refused_key(failure):
-                yield self._refused_key_event(session_id, failure)
+                yield self._refused_key_event(session_id, failure, key)
                 return
             logger.exception("run failed in session %s", session_id)
             yield error_event(f"The agent failed: {type(failure).__name__}: {failure}")
@@ -324,14 +345,18 @@ class Conversations:
         for interrupt_id in shown:
             yield {"interrupt": questions[interrupt_id]}
 
-    def _refused_key_event(self, session_id: str, failure: Exception) -> dict[str, str]:
+    def _refused_key_event(
+        self, session_id: str, failure: Exception, key: str | None
+    ) -> dict[str, str]:
         """The provider refused the key Identity gave: forget it, so the next request fetches it.
 
         A rotated key is then picked up at the next message; a wrong one
         keeps failing, in this one line, until the right one is stored.
+        Only the key this run called with is forgotten: one fetched since,
+        by another request, is kept.
         """
         assert self._api_key is not None
-        self._api_key.forget()
+        self._api_key.forget(key)
         refused = ApiKeyUnavailable(
             f"The model provider refused the API key from AgentCore Identity (provider "
             f"{self._api_key.provider_name}; {type(failure).__name__}). If it was rotated, "
