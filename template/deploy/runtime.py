@@ -105,6 +105,8 @@ def environment_variables(environment: Environment) -> dict[str, str]:
         variables["USER_DAILY_BUDGET_USD"] = str(environment.user_daily_budget_usd)
     if environment.budget_exempt:
         variables["BUDGET_EXEMPT"] = ",".join(environment.budget_exempt)
+    if environment.log_level is not None:
+        variables["LOG_LEVEL"] = environment.log_level
     return {**variables, **TELEMETRY}
 
 

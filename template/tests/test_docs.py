@@ -246,6 +246,7 @@ NOT_HERE = {
     "yours/tools/report.py": "a sample tool: AGENTS.md says 'when the sample tools are present'",
     "yours/tools/approval.py": "a sample tool, there with include_sample_tools",
     "yours/tools/documents.py": "a sample tool, there with include_sample_tools",
+    "tests/test_model_api_key.py": "the model key's tests, there with an anthropic or openai model",
     "text/event-stream": "a media type, not a path",
     "application/json": "a media type, not a path",
     "linux/arm64": "a Docker platform, not a path",

@@ -50,13 +50,15 @@ logger = logging.getLogger(__name__)
 def app_from_environment() -> BedrockAgentCoreApp:
     """The app for this process's environment, or a one-line exit that says what is wrong.
 
-    A bad setting, a missing key or extra, or a tool that would prompt on
+    Logging is set up at LOG_LEVEL before anything else is built. A bad
+    setting, a missing key or extra, or a tool that would prompt on
     standard input is a configuration error: the process refuses to serve
     rather than fail in every thread, and a traceback would bury the reason.
     """
-    log_json_lines()
     try:
-        return create_app(Settings.from_environment())
+        settings = Settings.from_environment()
+        log_json_lines(settings.log_level)
+        return create_app(settings)
     except ConfigurationError as wrong:
         raise SystemExit(f"{AGENT_NAME} cannot start: {wrong}") from None
 
