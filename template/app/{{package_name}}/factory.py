@@ -15,10 +15,14 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, RequestContext
+from bedrock_agentcore.runtime.models import SESSION_HEADER
+from starlette.datastructures import Headers
+from starlette.types import Scope
 from strands import Agent
 from strands.models import Model
 
 from .agent import build_agent
+from .gate.audit import record_turned_away
 from .gate.consent import hand_consent_to_gate
 from .gate.registry import Registry, ServingRegistry
 from .gate.run_limits import TurnCaps
@@ -31,7 +35,7 @@ from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
 from .platform.warmup import WARMUP_PATH, warmup_endpoint
 from .runs.budgets import Accounting
-from .runs.conversations import Conversations
+from .runs.conversations import LOCAL_SESSION, Conversations
 from .runs.counters import counters_for
 from .runs.seal import open_seal_key
 from .runs.storage import open_run_storage
@@ -105,9 +109,10 @@ def create_app(
     app.state.registry = served
     app.state.run_store = store.storage.describe()
     app.state.model_api_key = api_key
+    unread = audit_unread(settings)
     # Inner to the size limit, so it measures only a body of a size Welt sends.
-    app.add_middleware(NestingLimit)
-    app.add_middleware(RequestSizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(NestingLimit, on_refused=unread)
+    app.add_middleware(RequestSizeLimit, max_bytes=settings.max_request_bytes, on_refused=unread)
     # Added last, so outermost: `random` is reseeded before anything in a
     # request draws from it, in every instance restored from a V2 snapshot.
     app.add_middleware(FreshRandomness)
@@ -120,19 +125,44 @@ def create_app(
         """Stream Welt's renderable events for one request of one Slack thread."""
         session_id.set(context.session_id)
         request_id.set(getattr(context, "request_id", None))
-        try:
-            await served.start_servers()  # the MCP servers, on this process's first request
-        except McpServerError as failed:
-            yield error_event(str(failed))
-            return
         # Read per request, never kept: every V2 instance shares module scope.
         headers = context.request.headers if context.request else None
         caller = caller_of(headers, settings)
         token = workload_token_of(headers)
+        try:
+            await served.start_servers()  # the MCP servers, on this process's first request
+        except McpServerError as failed:
+            conversations.turned_away(payload, context.session_id, caller, str(failed))
+            yield error_event(str(failed))
+            return
         async for event in conversations.respond(payload, context.session_id, caller, token):
             yield event
 
     return app
+
+
+def audit_unread(settings: Settings) -> Callable[[Scope, str], None]:
+    """One audit line for each POST /invocations refused before it was read (too large, too deep).
+
+    Nothing of such a body is parsed, so whether it carried answers is
+    unknown: the line says who sent it and that it went unread.
+    """
+
+    def record(scope: Scope, refusal: str) -> None:
+        if scope.get("path") != "/invocations":
+            return
+        headers = Headers(scope=scope)
+        caller = caller_of(headers, settings)
+        record_turned_away(
+            replayed=False,
+            reason=refusal,
+            sender=caller.id if caller else None,
+            answered=None,
+            session=headers.get(SESSION_HEADER) or LOCAL_SESSION,
+            run=None,
+        )
+
+    return record
 
 
 def stored_runs(settings: Settings) -> StoredRuns:

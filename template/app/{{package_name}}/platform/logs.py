@@ -61,9 +61,13 @@ SECRET_NAMES = (
     "apikey",
 )
 
-# How much of one value a line shows: a thousand times less than
-# CloudWatch keeps of one event, and more than any line of the agent's own.
-LONGEST_SHOWN = 4_096
+# How much of one value a line shows: more than any line of the agent's
+# own says, and little enough that a line of a few such values stays a few
+# kilobytes (CloudWatch keeps 256 KB of one event).
+LONGEST_SHOWN = 2_048
+# How much of a session id a line shows: AgentCore's are at most 256
+# characters; a local client's header can be anything.
+SHOWN_OF_A_SESSION = 256
 
 # Secrets this process holds, in each form a line may show them: as they
 # are, JSON-escaped, as Python's repr shows a str or bytes. Filled at run
@@ -117,10 +121,10 @@ def hidden(text: str) -> str:
 
 
 def shortened(text: str, most: int = LONGEST_SHOWN) -> str:
-    """The text, cut at `most` characters with a note of how much was left out."""
+    """The text, cut at `most` characters with a note of how long it was."""
     if len(text) <= most:
         return text
-    return f"{text[:most]}... [{len(text) - most:,} more characters]"
+    return f"{text[:most]}... ({len(text):,} characters)"
 
 
 def names_a_secret(name: object) -> bool:
@@ -217,8 +221,9 @@ class JsonLines(logging.Formatter):
             line.update(fields)
         if request_id.get():
             line["requestId"] = request_id.get()
-        if session_id.get():
-            line["sessionId"] = session_id.get()
+        session = session_id.get()
+        if session:
+            line["sessionId"] = shortened(session, SHOWN_OF_A_SESSION)
         if record.exc_info and record.exc_info[0]:
             kind, error, trace = record.exc_info
             line["errorType"] = kind.__name__
