@@ -107,6 +107,8 @@ def environment_variables(environment: Environment) -> dict[str, str]:
         variables["BUDGET_EXEMPT"] = ",".join(environment.budget_exempt)
     if environment.max_tokens_per_turn is not None:
         variables["MAX_TOKENS_PER_TURN"] = str(environment.max_tokens_per_turn)
+    if environment.log_level is not None:
+        variables["LOG_LEVEL"] = environment.log_level
     return {**variables, **TELEMETRY}
 
 

@@ -1511,12 +1511,15 @@ def no_messages(request: Request | None) -> list[str]:
 
 
 def the_tests_bad_payloads(request: Request | None) -> list[str]:
-    """The replies to each bad payload of tests/welt_payloads.py."""
-    from welt_payloads import BAD_PAYLOADS
+    """The replies to each bad payload of tests/welt_payloads.py, and to those past the bounds."""
+    from welt_payloads import BAD_PAYLOADS, PAST_THE_BOUNDS
 
+    payloads = [payload for payload, _, _ in BAD_PAYLOADS.values()]
     with served(MODEL_PROVIDER="rehearsal") as send:
         return [
-            line for payload, _, _ in BAD_PAYLOADS.values() for line in send(A_MESSAGE, payload)
+            line
+            for payload in [*payloads, *PAST_THE_BOUNDS.values()]
+            for line in send(A_MESSAGE, payload)
         ]
 
 

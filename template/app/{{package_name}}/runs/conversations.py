@@ -43,6 +43,7 @@ from ..model.api_key import ApiKeyUnavailable, IdentityApiKey
 from ..model.providers import refused_key
 from ..platform.aws_errors import SignInNeeded
 from ..platform.caller import SlackUser
+from ..platform.logs import shortened
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
 from ..wire.payload import RefusedPayload, WeltAnswer, WeltMessage, WeltRequest, as_welt_request
@@ -107,10 +108,12 @@ class Conversations:
         """
         session_id = session_id or LOCAL_SESSION
         try:
-            request = as_welt_request(payload)
+            request = as_welt_request(payload, most_answers=self._caps.tool_calls)
         except RefusedPayload as problem:
             logger.warning("refused a payload in session %s: %s", session_id, problem)
-            yield error_event(f"Refused the request: {problem}.")
+            refusal = f"Refused the request: {problem}."
+            self.turned_away(payload, session_id, caller, refusal)
+            yield error_event(refusal)
             return
         if self._api_key is not None:
             # Before the store is touched: a resume that cannot get the key
@@ -118,6 +121,7 @@ class Conversations:
             try:
                 await self._api_key.fetch(workload_token)
             except ApiKeyUnavailable as unavailable:
+                self.turned_away(request, session_id, caller, str(unavailable))
                 yield one_line_event(session_id, unavailable)
                 return
 
@@ -146,11 +150,8 @@ class Conversations:
             except OverBudget as over_budget:
                 yield {"data": str(over_budget)}
                 return
-            except (CannotContinue, StoreUnavailable) as refused:
-                yield error_event(str(refused))
-                return
-            except SessionIdError as refused:
-                yield error_event(f"Refused the request: {refused}.")
+            except (CannotContinue, StoreUnavailable, SessionIdError) as refused:
+                yield error_event(told(refused))
                 return
             except SignInNeeded as signed_out:  # the model is built on the first request
                 yield one_line_event(session_id, signed_out)
@@ -173,6 +174,28 @@ class Conversations:
     def _model_id(self) -> str:
         """The id of the model the next turn runs on: a dollar budget's share is priced by it."""
         return model_id_of(self._new_model())
+
+    def turned_away(
+        self, payload: object, session_id: str | None, caller: SlackUser | None, refusal: str
+    ) -> None:
+        """One audit line if the refused payload carried answers, whatever else was wrong with it.
+
+        Called for every refusal before `_resumed`, which keeps its own:
+        the schema's, a key that cannot be had, an MCP server that would
+        not start (factory.py). None of them touches the store, so the
+        question the answers were for stays answerable.
+        """
+        answered = sent_answers(payload)
+        if answered is None:
+            return
+        record_turned_away(
+            replayed=False,
+            reason=refusal,
+            sender=caller.id if caller else None,
+            answered=answered,
+            session=session_id or LOCAL_SESSION,
+            run=None,
+        )
 
     def _one_at_a_time(self, session_id: str) -> asyncio.Lock:
         lock = self._turns.get(session_id)
@@ -223,34 +246,43 @@ class Conversations:
         """The stored run these answers resume, claimed for this request alone, and its model's key.
 
         Answers turned away here never reach a question; each such request
-        is an audit line that names who sent it. The model is had before
-        the claim: a claimed run that could not be given one would be lost.
-        A run this process holds keeps its agent, but not the model it was
-        asked with, whose key may have been rotated away since: it gets
-        this request's, as a run read back from the store does.
+        is an audit line that names who sent it. What can refuse them
+        without spending the run (the store, the answers, a model that
+        cannot be built) comes before the claim, so the question stays
+        answerable; only a run that cannot be read back is lost. A run this
+        process holds keeps its agent, but not the model it was asked with,
+        whose key may have been rotated away since: it gets this request's,
+        as a run read back from the store does.
         """
-        model, key = self._model()
         waiting: Waiting | None = None
         try:
             waiting = await self.store.waiting(session_id)
             problem = answers_problem(waiting.questions, answers)
             if problem:
                 raise CannotContinue(f"Cannot resume: {problem}.")
+            model, key = self._model()
             await self.store.claim(session_id, waiting)
-        except CannotContinue as refused:
+            agent, waiting = await self._restored(session_id, waiting, model)
+            return agent, waiting, key
+        except TURNED_AWAY as refused:
             record_turned_away(
-                replayed=refused.replay,
-                reason=str(refused),
+                replayed=isinstance(refused, CannotContinue) and refused.replay,
+                reason=told(refused),
                 sender=sender.id if sender else None,
                 answered=sorted(answers),
                 session=session_id,
                 run=waiting.run if waiting else None,
             )
             raise
+
+    async def _restored(
+        self, session_id: str, waiting: Waiting, model: Model
+    ) -> tuple[Agent, Waiting]:
+        """The claimed run's agent: the one this process holds, else one loaded from the store."""
         held, run = self._held.pop(session_id, (None, None))
         if held is not None and run == waiting.run:
             held.model = model  # the very run that was stored: no need to read it back
-            return held, waiting, key
+            return held, waiting
         agent = self._agents.take(model)
         try:
             load(agent, waiting.snapshot)
@@ -262,7 +294,7 @@ class Conversations:
                 f"Cannot resume: the stored run of this thread could not be read ({damage}). "
                 "Send a new message to start again."
             ) from None
-        return agent, waiting, key
+        return agent, waiting
 
     async def _stream(
         self,
@@ -312,7 +344,7 @@ class Conversations:
                 yield self._refused_key_event(session_id, failure, key)
                 return
             logger.exception("run failed in session %s", session_id)
-            yield error_event(f"The agent failed: {type(failure).__name__}: {failure}")
+            yield error_event(shortened(f"The agent failed: {type(failure).__name__}: {failure}"))
             return
         shown = answering.raised.to_show(list(questions), calls_of(agent))
         said = agent.state.get(SAID) if not questions else None
@@ -408,6 +440,29 @@ class Conversations:
             await closing
         except StoreUnavailable:
             logger.warning("could not record the failed run's outcome", exc_info=True)
+
+
+# What can refuse a resume before its run is resumed: each is an audit line.
+TURNED_AWAY = (CannotContinue, StoreUnavailable, SessionIdError, SignInNeeded, ApiKeyUnavailable)
+
+
+def told(refused: Exception) -> str:
+    """The one line a thread is told of a request refused before its run resumed."""
+    if isinstance(refused, SessionIdError):
+        return f"Refused the request: {refused}."
+    return str(refused)
+
+
+def sent_answers(payload: object) -> list[str] | None:
+    """The interrupt ids a payload answers, as sent; None when it sends no answers at all.
+
+    Read from the payload as it came, however wrong its shape: a request
+    that carries `interrupt_responses` is someone answering.
+    """
+    if not isinstance(payload, dict) or "interrupt_responses" not in payload:
+        return None
+    answers = payload["interrupt_responses"]
+    return list(answers) if isinstance(answers, dict) else []
 
 
 def one_line_event(session_id: str, failure: SignInNeeded | ApiKeyUnavailable) -> dict[str, str]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..platform.aws_errors import aws_reason, from_aws_client
+from ..platform.logs import hide_in_logs
 from ..settings import ConfigurationError, Settings
 from .storage import StoreUnavailable
 
@@ -106,6 +107,7 @@ class SecretKey(SealKey):
         text = answer.get("SecretString")
         if not isinstance(text, str):
             raise _unavailable(self.describe(), "it holds no SecretString")
+        hide_in_logs(text)
         return text.encode()
 
 
