@@ -1,11 +1,11 @@
 """What usage accounting adds to a turn, side by side with it off, in the folder run store.
 
-Since 0.14.0 every request ends with its usage counted (runs/budgets.py's
+Since 0.14.0 every request ends with its usage counted (accounting/budgets.py's
 Accounting, built by the factory's `accounting_of`): Strands' metrics for
-the turn are read and priced (runs/usage.py), one JSON log line is written
+the turn are read and priced (accounting/usage.py), one JSON log line is written
 and one span is started; with a thread budget set, the thread's total is
 also read from the run store before the turn starts and written back after
-it (runs/counters.py). A turn pays for all of it, so this bench measures
+it (accounting/totals.py). A turn pays for all of it, so this bench measures
 what it costs against the same app with accounting switched off
 (`Conversations(..., accounting=None)`).
 
@@ -82,7 +82,7 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
     from my_welt_agent.factory import create_app
     from my_welt_agent.model.scripted import ScriptedModel, reply, with_usage
     from my_welt_agent.platform.logs import log_json_lines
-    from my_welt_agent.runs import budgets, counters
+    from my_welt_agent.accounting import budgets, totals
     from my_welt_agent.settings import Settings
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
@@ -227,8 +227,8 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
     for name in apps:
         logged = any(f"warm-{tag(name)}." in session for session in by_session)
         assert logged == (name != "off"), f"{name}: usage lines {logged}"
-        totals = list((apps[name][1] / "usage" / "threads").glob("*.jsonl"))
-        assert bool(totals) == (name == "on, thread budget"), f"{name}: totals {totals}"
+        ledgers = list((apps[name][1] / "usage" / "threads").glob("*.jsonl"))
+        assert bool(ledgers) == (name == "on, thread budget"), f"{name}: totals {ledgers}"
     assert all("costUsd" in line for line in counted), "the model was not priced"
 
     times: dict[str, list[Sample]] = {name: [] for name in apps}
@@ -310,15 +310,15 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
         setattr(owner, attribute, wrapped if is_async else wrapped_sync)
 
     LABELS = (
-        "before the turn (Accounting.refusal)",
+        "before the turn (Accounting.admit)",
         "after it (Accounting.count), of which:",
         "  log line and span (usage.record_usage)",
-        "  total read and written (FolderCounters.add)",
+        "  total read and written (FolderTotals.add)",
     )
-    timed(budgets.Accounting, "refusal", LABELS[0])
+    timed(budgets.Accounting, "admit", LABELS[0])
     timed(budgets.Accounting, "count", LABELS[1])
     timed(budgets, "record_usage", LABELS[2])
-    timed(counters.FolderCounters, "add", LABELS[3])
+    timed(totals.FolderTotals, "add", LABELS[3])
     parts = max(1, rounds // 4)
     print(f"where the accounting's time goes, per turn (means over {parts} more samples each):")
     for name in names[1:]:

@@ -192,7 +192,7 @@ def listed(value) -> list:
 
 
 def text_of(value) -> str:
-    """A template value with its intrinsic functions flattened: Fn::Join and Ref as text."""
+    """A template value with its intrinsic functions flattened: Fn::Join, Fn::Sub and Ref as text."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and "Fn::Join" in value:
@@ -202,6 +202,8 @@ def text_of(value) -> str:
         return "{" + value["Ref"] + "}"
     if isinstance(value, dict) and "Fn::GetAtt" in value:
         return "{" + ".".join(value["Fn::GetAtt"]) + "}"
+    if isinstance(value, dict) and isinstance(value.get("Fn::Sub"), str):
+        return re.sub(r"\$\{([^}]+)\}", r"{\1}", value["Fn::Sub"])
     return json.dumps(value)
 
 
@@ -959,6 +961,29 @@ def test_the_role_may_fetch_this_providers_key_and_identity_read_its_secret_alon
         "bedrock-agentcore-identity!default/apikey/MyWeltAgent-prod-model-key-??????"
     ]
     assert "Condition" not in fetch and "Condition" not in vault
+
+
+@pytest.mark.parametrize("rendering", KEYED)
+def test_the_secret_make_api_key_fills_may_be_read_by_the_deploys_cloudformation_alone(
+    synthesized, rendering
+):
+    root, templates = synthesized(rendering)
+    permissions = permissions_of(root)
+    template = runtime_stack(templates["prod"], "prod")
+
+    (policy,) = [
+        p["Properties"] for p in resources(template, "AWS::SecretsManager::ResourcePolicy").values()
+        if p["Properties"]["SecretId"] == "MyWeltAgent-prod/model-api-key"
+    ]  # fmt: skip
+    assert policy["BlockPublicPolicy"] is True
+    (deny,) = policy["ResourcePolicy"]["Statement"]
+    assert (deny["Effect"], deny["Principal"], deny["Resource"]) == ("Deny", {"AWS": "*"}, "*")
+    assert listed(deny["Action"]) == list(permissions["MODEL_KEY_READ_ACTIONS"])
+    # The role CloudFormation deploys with, which resolves the provider's
+    # dynamic reference: cdk bootstrap's, in this account and Region.
+    assert text_of(deny["Condition"]["StringNotEquals"]["aws:PrincipalArn"]) == (
+        "arn:{AWS::Partition}:iam::000000000000:role/cdk-hnb659fds-cfn-exec-role-000000000000-us-east-1"
+    )
 
 
 def test_bedrock_has_no_key_to_fetch(synthesized):

@@ -54,6 +54,11 @@ API_KEY_VAULT_ACTIONS = ("secretsmanager:GetSecretValue",)
 # What a deploy calls to pin the model key's current version (deploy/aws.py):
 # DescribeSecret on that secret, its metadata only. The CI role may do it.
 MODEL_KEY_VERSION_ACTIONS = ("secretsmanager:DescribeSecret",)
+# What reads the value of the secret `make api-key` fills: CloudFormation,
+# resolving the credential provider's dynamic reference while it deploys,
+# as the CDK's execution role. The secret's resource policy denies it to
+# every other principal (deploy/runtime_stack.py); the runtime never reads it.
+MODEL_KEY_READ_ACTIONS = ("secretsmanager:GetSecretValue",)
 
 # What strands-tools' image tool calls: InvokeModel on one of the three
 # Stability models its tool spec offers the model, in the Region it calls

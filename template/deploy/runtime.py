@@ -105,6 +105,10 @@ def environment_variables(environment: Environment) -> dict[str, str]:
         variables["USER_DAILY_BUDGET_USD"] = str(environment.user_daily_budget_usd)
     if environment.budget_exempt:
         variables["BUDGET_EXEMPT"] = ",".join(environment.budget_exempt)
+    if environment.max_tokens_per_turn is not None:
+        variables["MAX_TOKENS_PER_TURN"] = str(environment.max_tokens_per_turn)
+    if environment.log_level is not None:
+        variables["LOG_LEVEL"] = environment.log_level
     return {**variables, **TELEMETRY}
 
 

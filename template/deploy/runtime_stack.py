@@ -13,7 +13,9 @@ from aws_cdk import (
     Acknowledgment,
     AssetHashType,
     CfnOutput,
+    DefaultStackSynthesizer,
     Duration,
+    Fn,
     RemovalPolicy,
     SecretValue,
     Stack,
@@ -307,11 +309,61 @@ class AgentRuntimeStack(Stack):
             ),
         ]
         iam.Policy(self, "ModelApiKeyPolicy", roles=[role], statements=statements)
+        self._model_key_secret_policy(environment)
         CfnOutput(
             self,
             "ModelApiKeyProvider",
             value=provider.attr_credential_provider_arn,
             description=f"made from secret {environment.model_key_secret} (make api-key)",
+        )
+
+    def _model_key_secret_policy(self, environment: Environment) -> None:
+        """The secret `make api-key` fills may be read by the deploy's CloudFormation alone.
+
+        Like the seal key's: nobody else's GetSecretValue is let through,
+        administrators' included (they can change the policy, which
+        CloudTrail records). The one reader is CloudFormation, resolving the
+        provider's dynamic reference while it deploys, with the CDK's
+        execution role (cdk bootstrap's, which every `cdk deploy` of this
+        stack passes it). Identity reads only its own vault's copy, and the
+        runtime neither; `make api-key` writes and `make deploy` describes
+        the secret, neither reads its value. The secret is not the stack's
+        (`make api-key` made it, before the first deploy), so the policy is
+        a resource of its own: it holds from the first deploy until the
+        stack is deleted, and is removed with it.
+        """
+        synthesizer = self.synthesizer
+        if not isinstance(synthesizer, DefaultStackSynthesizer):
+            raise SettingError(
+                "the stack must be synthesized with the CDK's default synthesizer: the model "
+                "key's secret may be read by its CloudFormation execution role alone"
+            )
+        secretsmanager.CfnResourcePolicy(
+            self,
+            "ModelApiKeySecretPolicy",
+            secret_id=environment.model_key_secret,
+            block_public_policy=True,
+            resource_policy={
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "OnlyTheDeployReadsIt",
+                        "Effect": "Deny",
+                        "Principal": {"AWS": "*"},
+                        "Action": list(permissions.MODEL_KEY_READ_ACTIONS),
+                        "Resource": "*",
+                        "Condition": {
+                            "StringNotEquals": {
+                                # The synthesizer's ARN names the partition as
+                                # ${AWS::Partition}, for CloudFormation to fill in.
+                                "aws:PrincipalArn": Fn.sub(
+                                    synthesizer.cloud_formation_execution_role_arn
+                                )
+                            }
+                        },
+                    }
+                ],
+            },
         )
 
     def _arn(self, service: str, region: str, resource: str, account: str | None = None) -> str:

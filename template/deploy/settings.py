@@ -42,6 +42,10 @@ _SLACK_USER = re.compile(r"slack:[A-Za-z0-9_-]{1,32}:[A-Za-z0-9_]{1,32}")
 _SLACK_USERS = 'a list of Slack users as Welt names them, such as ["slack:T0123ABCD:U0123ABCD"]'
 
 
+# The levels the runtime's LOG_LEVEL takes, as its settings read it.
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 class SettingError(ValueError):
     """A setting is missing or wrong; the message is the one line to show."""
 
@@ -66,6 +70,10 @@ class Environment:
     user_daily_budget_tokens: int | None = None
     user_daily_budget_usd: float | None = None
     budget_exempt: tuple[str, ...] = ()
+    # The share of a budget each new turn holds while it runs (MAX_TOKENS_PER_TURN).
+    max_tokens_per_turn: int | None = None
+    # The runtime's LOG_LEVEL; None leaves the agent's default, INFO.
+    log_level: str | None = None
 
     @property
     def is_placeholder(self) -> bool:
@@ -96,7 +104,7 @@ class Environment:
 
 
 # Keys an environment may leave out.
-TOKEN_BUDGETS = ("thread_budget_tokens", "user_daily_budget_tokens")
+TOKEN_BUDGETS = ("thread_budget_tokens", "user_daily_budget_tokens", "max_tokens_per_turn")
 DOLLAR_BUDGETS = ("thread_budget_usd", "user_daily_budget_usd")
 OPTIONAL_KEYS = (
     "approvers",
@@ -105,6 +113,8 @@ OPTIONAL_KEYS = (
     "user_daily_budget_tokens",
     "user_daily_budget_usd",
     "budget_exempt",
+    "max_tokens_per_turn",
+    "log_level",
 )
 
 
@@ -175,6 +185,13 @@ def load_environment(name: str, path: Path = SETTINGS_FILE) -> Environment:
             where, "state_bucket", bucket, valid,
             "an S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens",
         )  # fmt: skip
+    level = table.get("log_level")
+    if level is not None:
+        _check(
+            where, "log_level", level, isinstance(level, str) and level.upper() in LOG_LEVELS,
+            f"one of {', '.join(LOG_LEVELS)} (or leave it out for INFO)",
+        )  # fmt: skip
+        table["log_level"] = level.upper()
     approvers = _slack_users(where, "approvers", table.pop("approvers", []))
     budget_exempt = _slack_users(where, "budget_exempt", table.pop("budget_exempt", []))
     _check_budgets(where, table)
@@ -197,7 +214,7 @@ def _check_budgets(where: str, table: dict) -> None:
             value = table[key]
             _check(
                 where, key, value, type(value) is int and value > 0,
-                "a whole number of tokens above 0 (leave it out for no budget)",
+                "a whole number of tokens above 0 (leave it out for none)",
             )  # fmt: skip
     for key in DOLLAR_BUDGETS:
         if key in table:

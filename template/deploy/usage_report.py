@@ -1,6 +1,6 @@
 """`make usage ENV=prod PERIOD=7d`: cost per person, thread and day, from the runtime's logs.
 
-Each request of the agent logs one usage line (app/<package>/runs/usage.py);
+Each request of the agent logs one usage line (app/<package>/accounting/usage.py);
 CloudWatch Logs Insights adds them up where they are, so the report reads a
 few hundred rows, never the log lines themselves. One query, grouped by
 person, thread and day; the three tables are sums of its rows.

@@ -51,7 +51,8 @@ async def finished_spans(request):
 
 
 main.app.add_route("/spans", finished_spans)
-warm = TestClient(main.app).post("/warmup")  # deploy/runtime.py's WARMUP_PATH
+# deploy/runtime.py's WARMUP_PATH, addressed to this machine as the guard wants (local_only.py)
+warm = TestClient(main.app, base_url="http://localhost").post("/warmup")
 if warm.status_code != 200:
     sys.exit(f"the warm-up failed: {warm.text}")
 spans.clear()  # the warm-up's spans are the snapshot's, in every instance alike

@@ -101,6 +101,23 @@ def test_an_approver_not_named_as_welt_names_them_is_refused(tmp_path):
         load_environment("staging", path)
 
 
+def test_a_log_level_reaches_the_runtime_as_the_setting_it_reads(tmp_path):
+    path = with_setting(tmp_path, "[staging]\n", '[staging]\nlog_level = "debug"\n')
+
+    variables = runtime.environment_variables(load_environment("staging", path))
+
+    assert variables["LOG_LEVEL"] == "DEBUG"
+    assert runtime_settings(variables).log_level == "DEBUG"
+    assert "LOG_LEVEL" not in runtime.environment_variables(load_environment("prod", path))
+
+
+def test_a_log_level_the_runtime_would_refuse_is_refused_before_the_deploy(tmp_path):
+    path = with_setting(tmp_path, "[staging]\n", '[staging]\nlog_level = "verbose"\n')
+
+    with pytest.raises(SettingError, match=r"\[staging\] log_level must be one of DEBUG, INFO"):
+        load_environment("staging", path)
+
+
 def runtime_settings(variables: dict[str, str]):
     """The agent's own settings, read from what the deployment gives the runtime.
 
@@ -172,7 +189,7 @@ BAD_BUDGETS = {
     "tokens as a fraction": (
         "thread_budget_tokens = 1.5",
         "[staging] thread_budget_tokens must be a whole number of tokens above 0 "
-        "(leave it out for no budget) (got 1.5)",
+        "(leave it out for none) (got 1.5)",
     ),
     "dollars as text": (
         'thread_budget_usd = "2.50"',

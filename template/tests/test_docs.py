@@ -246,8 +246,11 @@ NOT_HERE = {
     "yours/tools/report.py": "a sample tool: AGENTS.md says 'when the sample tools are present'",
     "yours/tools/approval.py": "a sample tool, there with include_sample_tools",
     "yours/tools/documents.py": "a sample tool, there with include_sample_tools",
+    "tests/test_model_api_key.py": "the model key's tests, with model_provider anthropic or openai",
+    "tests/model_provider_api.py": "their stand-in of the provider's API, with the same answers",
     "text/event-stream": "a media type, not a path",
     "application/json": "a media type, not a path",
+    "text/plain": "a media type, not a path",
     "linux/arm64": "a Docker platform, not a path",
     ".git": "made by `git init`",
     # made at run time, or elsewhere, by what the docs describe
@@ -1458,7 +1461,8 @@ def served(**env: str) -> Iterator[Callable[..., list[str]]]:
         }
         with only_environment({**offline, **env}):
             app = factory.create_app(settings.Settings.from_environment())
-            with TestClient(app) as client:
+            # Where the docs' curl commands send: the server answers no other name.
+            with TestClient(app, base_url="http://localhost:8080") as client:
 
                 def send(request: Request, payload: object = None) -> list[str]:
                     body = request.body if payload is None else json.dumps(payload).encode()
@@ -1507,12 +1511,15 @@ def no_messages(request: Request | None) -> list[str]:
 
 
 def the_tests_bad_payloads(request: Request | None) -> list[str]:
-    """The replies to each bad payload of tests/welt_payloads.py."""
-    from welt_payloads import BAD_PAYLOADS
+    """The replies to each bad payload of tests/welt_payloads.py, and to those past the bounds."""
+    from welt_payloads import BAD_PAYLOADS, PAST_THE_BOUNDS
 
+    payloads = [payload for payload, _, _ in BAD_PAYLOADS.values()]
     with served(MODEL_PROVIDER="rehearsal") as send:
         return [
-            line for payload, _, _ in BAD_PAYLOADS.values() for line in send(A_MESSAGE, payload)
+            line
+            for payload in [*payloads, *PAST_THE_BOUNDS.values()]
+            for line in send(A_MESSAGE, payload)
         ]
 
 

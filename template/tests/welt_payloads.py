@@ -150,3 +150,14 @@ BAD_PAYLOADS = {
         "pattern",
     ),
 }
+
+
+# Answers past the door's bounds (wire/payload.py), refused before the schema
+# reads them: round 2's attack, fifty ids of 100 KB each (more answers than a
+# stop asks), and one id longer than any question's.
+PAST_THE_BOUNDS = {
+    "fifty ids of 100 KB": answers(
+        {f"v1:tool_call:t{n}:" + "x" * 100_000: (True, "option") for n in range(50)}
+    ),
+    "an id of 100 KB": answers({"v1:tool_call:t1:" + "x" * 100_000: ("Oslo", "input")}),
+}

@@ -15,10 +15,17 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, RequestContext
+from bedrock_agentcore.runtime.models import SESSION_HEADER
+from starlette.datastructures import Headers
+from starlette.types import Scope
 from strands import Agent
 from strands.models import Model
 
+from .accounting.budgets import Accounting
+from .accounting.totals import totals_for
+from .accounting.usage import Prices
 from .agent import build_agent
+from .gate.audit import record_turned_away
 from .gate.consent import hand_consent_to_gate
 from .gate.registry import Registry, ServingRegistry
 from .gate.run_limits import TurnCaps
@@ -26,17 +33,15 @@ from .memory.per_user import UserMemory
 from .model.api_key import workload_token_of
 from .model.providers import check_provider, model_api_key, shared_model, warm_model
 from .platform.caller import caller_of
+from .platform.local_only import LocalOnly
 from .platform.logs import log_json_lines, request_id, session_id
 from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
 from .platform.warmup import WARMUP_PATH, warmup_endpoint
-from .runs.budgets import Accounting
-from .runs.conversations import Conversations
-from .runs.counters import counters_for
+from .runs.conversations import LOCAL_SESSION, Conversations
 from .runs.seal import open_seal_key
 from .runs.storage import open_run_storage
 from .runs.stored_runs import StoredRuns
-from .runs.usage import Prices
 from .settings import AGENT_NAME, USE_MCP, ConfigurationError, Settings
 from .tools.left_out import LeftOutLibrary, explained
 from .tools.mcp import McpServerError, McpServers
@@ -50,13 +55,15 @@ logger = logging.getLogger(__name__)
 def app_from_environment() -> BedrockAgentCoreApp:
     """The app for this process's environment, or a one-line exit that says what is wrong.
 
-    A bad setting, a missing key or extra, or a tool that would prompt on
+    Logging is set up at LOG_LEVEL before anything else is built. A bad
+    setting, a missing key or extra, or a tool that would prompt on
     standard input is a configuration error: the process refuses to serve
     rather than fail in every thread, and a traceback would bury the reason.
     """
-    log_json_lines()
     try:
-        return create_app(Settings.from_environment())
+        settings = Settings.from_environment()
+        log_json_lines(settings.log_level)
+        return create_app(settings)
     except ConfigurationError as wrong:
         raise SystemExit(f"{AGENT_NAME} cannot start: {wrong}") from None
 
@@ -103,9 +110,14 @@ def create_app(
     app.state.registry = served
     app.state.run_store = store.storage.describe()
     app.state.model_api_key = api_key
+    unread = audit_unread(settings)
     # Inner to the size limit, so it measures only a body of a size Welt sends.
-    app.add_middleware(NestingLimit)
-    app.add_middleware(RequestSizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(NestingLimit, on_refused=unread)
+    app.add_middleware(RequestSizeLimit, max_bytes=settings.max_request_bytes, on_refused=unread)
+    if not settings.on_agentcore:
+        # Outer to the size limit, so a web page's request is refused unread.
+        # On AgentCore the service's front door decides who may call.
+        app.add_middleware(LocalOnly)
     # Added last, so outermost: `random` is reseeded before anything in a
     # request draws from it, in every instance restored from a V2 snapshot.
     app.add_middleware(FreshRandomness)
@@ -118,19 +130,44 @@ def create_app(
         """Stream Welt's renderable events for one request of one Slack thread."""
         session_id.set(context.session_id)
         request_id.set(getattr(context, "request_id", None))
-        try:
-            await served.start_servers()  # the MCP servers, on this process's first request
-        except McpServerError as failed:
-            yield error_event(str(failed))
-            return
         # Read per request, never kept: every V2 instance shares module scope.
         headers = context.request.headers if context.request else None
         caller = caller_of(headers, settings)
         token = workload_token_of(headers)
+        try:
+            await served.start_servers()  # the MCP servers, on this process's first request
+        except McpServerError as failed:
+            conversations.turned_away(payload, context.session_id, caller, str(failed))
+            yield error_event(str(failed))
+            return
         async for event in conversations.respond(payload, context.session_id, caller, token):
             yield event
 
     return app
+
+
+def audit_unread(settings: Settings) -> Callable[[Scope, str], None]:
+    """One audit line for each POST /invocations refused before it was read (too large, too deep).
+
+    Nothing of such a body is parsed, so whether it carried answers is
+    unknown: the line says who sent it and that it went unread.
+    """
+
+    def record(scope: Scope, refusal: str) -> None:
+        if scope.get("path") != "/invocations":
+            return
+        headers = Headers(scope=scope)
+        caller = caller_of(headers, settings)
+        record_turned_away(
+            replayed=False,
+            reason=refusal,
+            sender=caller.id if caller else None,
+            answered=None,
+            session=headers.get(SESSION_HEADER) or LOCAL_SESSION,
+            run=None,
+        )
+
+    return record
 
 
 def stored_runs(settings: Settings) -> StoredRuns:
@@ -148,7 +185,8 @@ def accounting_of(settings: Settings, store: StoredRuns) -> Accounting:
     """Usage lines priced with yours/model_prices.py; budgets kept beside the store's runs."""
     from .yours.model_prices import MODEL_PRICES
 
-    accounting = Accounting(settings, Prices(MODEL_PRICES), counters_for(store.storage))
+    totals = totals_for(store.storage, store.seal)
+    accounting = Accounting(settings, Prices(MODEL_PRICES), totals)
     budgets = accounting.describe()
     if budgets:
         logger.info(budgets)
@@ -170,15 +208,23 @@ def registry_of_yours(settings: Settings) -> ServingRegistry:
             raise ConfigurationError(str(error)) from missing
         raise error from missing
     registry = Registry.of(TOOLS)
+    # Where each tool is declared: an MCP server's tool may take none of these names.
+    declared = dict.fromkeys(
+        (row.name for row in registry.rows), "a tool in TOOLS (yours/tools/__init__.py)"
+    )
     if settings.model_provider == "rehearsal":  # every kind of question, with no model
         from .model.rehearsal_tools import ROWS
 
         registry = registry.with_rows(*ROWS)
+        declared.update(
+            dict.fromkeys((row.name for row in ROWS), "a rehearsal tool (model/rehearsal_tools.py)")
+        )
     if not USE_MCP:
         return ServingRegistry(registry)
     from .yours.mcp_servers import MCP_DECISIONS, MCP_SERVERS
 
-    servers = McpServers(MCP_SERVERS, MCP_DECISIONS)  # checks the list before any server starts
+    # Checks the list, and its decisions against the tools declared, before any server starts.
+    servers = McpServers(MCP_SERVERS, MCP_DECISIONS, declared)
     if not settings.mcp_servers or not MCP_SERVERS:
         return ServingRegistry(registry)
     atexit.register(servers.stop)

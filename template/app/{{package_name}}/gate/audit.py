@@ -16,7 +16,14 @@ import logging
 
 from opentelemetry import trace
 
+from ..platform.logs import SHOWN_OF_A_SESSION
+from ..wire.payload import shown_text
+
 logger = logging.getLogger(__name__)
+
+# How many of a refused request's interrupt ids its door line names; the
+# line counts them all.
+QUESTIONS_SHOWN = 25
 
 
 def fingerprint(tool_input: object) -> str:
@@ -96,30 +103,37 @@ def record_turned_away(
     replayed: bool,
     reason: str,
     sender: str | None,
-    answered: list[str],
+    answered: list[str] | None,
     session: str | None,
     run: str | None,
 ) -> None:
     """One audit line for answers that no question saw: refused at the door, or a replay.
 
-    A null, a value the question did not offer, an unknown id, answers to
-    a run that is gone or was already resumed: each is someone trying to
-    decide, and the line keeps who sent it even though nothing ran.
+    A payload off the schema, a null, a value the question did not offer,
+    an unknown id, answers to a run that is gone or was already resumed, a
+    store or a key that cannot be had: each is someone trying to decide,
+    and the line keeps who sent it even though nothing ran. `answered` is
+    None for a request refused before it was read (too large, too deep),
+    which may have carried answers. What the client sent (ids, the session)
+    is shown as far as a line should repeat it (`shown_text`).
     """
     fields: dict[str, object] = {
         "audit": "replayed" if replayed else "refused",
         "at": "door",
         "answeredBy": None,
         "sentBy": sender,
-        "answersSentTogether": len(answered),
-        "questions": answered[:25],
-        "sessionId": session,
+        "answersSentTogether": None if answered is None else len(answered),
+        "questions": None
+        if answered is None
+        else [shown_text(each) for each in answered[:QUESTIONS_SHOWN]],
+        "sessionId": None if session is None else shown_text(session, SHOWN_OF_A_SESSION),
         "runId": run,
         "refusal": reason,
     }
     logger.info(
-        "%s at the door: answers sent by %s",
+        "%s at the door: %s sent by %s",
         fields["audit"],
+        "a request, unread," if answered is None else "answers",
         sender or "nobody verified",
         extra={"fields": fields},
     )
@@ -128,7 +142,7 @@ def record_turned_away(
 def record_over_budget(
     *, budget: str, setting: str, used: str, resets: str, sender: str | None, session: str
 ) -> None:
-    """One audit line for a turn a budget refused (runs/budgets.py): whose, which, until when."""
+    """One audit line for a turn a budget refused (accounting/budgets.py): whose, which, until."""
     fields: dict[str, object] = {
         "audit": "over-budget",
         "at": "turn",

@@ -99,7 +99,10 @@ class Registry:
     def with_rows(self, *rows: Row) -> "Registry":
         """This registry with more rows; a row replaces the one of the same name.
 
-        For tests, which bring tools of their own, and for tools added at run time.
+        For tests and evals, which bring tools of their own in place of yours.
+        Never for tools that arrive at run time: an MCP server's tool named
+        like one of yours would take its row, and its approval
+        (ServingRegistry joins those, refusing a name that is taken).
         """
         replaced = {row.name for row in rows}
         kept = [row for row in self.rows if row.name not in replaced]
@@ -107,7 +110,11 @@ class Registry:
 
 
 class RowSource(Protocol):
-    """Tools that arrive once something starts, such as tools/mcp.py's McpServers."""
+    """Tools that arrive once something starts, such as tools/mcp.py's McpServers.
+
+    start() must refuse a tool named like one the registry has (McpServers
+    is told their names); the registry refuses it again in any case.
+    """
 
     def start(self) -> list[Row]: ...
 
@@ -140,7 +147,8 @@ class ServingRegistry(Registry):
         with self._starting:  # requests arriving together start the servers once
             if self._servers is None:
                 return
-            served = self.with_rows(*self._servers.start())
+            # Joined, never replacing: two rows of one name are refused.
+            served = Registry([*self.rows, *self._servers.start()], self.unlisted)
             self.rows, self._by_name, self._servers = served.rows, served._by_name, None
 
 

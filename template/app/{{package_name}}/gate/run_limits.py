@@ -65,7 +65,12 @@ class TurnCaps:
         return {"turns": max(1, self.model_calls - counts["model_calls"] + 1)}
 
     def notice(self, stop_reason: str | None) -> str | None:
-        """What the thread is told when Strands stopped the turn at its model-call cap."""
+        """What the thread is told when Strands stopped the turn at one of its caps."""
+        if stop_reason == "limit_total_tokens":  # the share of a budget it held (accounting/)
+            return (
+                "This turn stopped: it used the tokens it could hold of its budget "
+                "(MAX_TOKENS_PER_TURN, or what was left). Send a message to go on."
+            )
         if stop_reason != "limit_turns":
             return None
         return (

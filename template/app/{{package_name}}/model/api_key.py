@@ -22,7 +22,9 @@ When the key is rotated (`make api-key`, then `make deploy`), a process
 keeps the key it fetched until it ends (AgentCore ends an idle session's
 process after 15 minutes, any after 8 hours). If the provider refuses that
 key first, the process forgets it (`forget`), and the next request
-fetches the new one.
+fetches the new one. Only the refused key is forgotten: a run that started
+with the old key can be refused after another request fetched the new
+one, which must stay.
 
 Not bedrock_agentcore's `requires_api_key`: it builds its client when it
 decorates, at import for a module-level function, and without a token it
@@ -121,9 +123,14 @@ class IdentityApiKey:
                     self._key = await asyncio.to_thread(self._read, workload_token)
         return self._key
 
-    def forget(self) -> None:
-        """Drop the key the model provider refused, so that the next request fetches it again."""
-        self._key = None
+    def forget(self, refused: str | None) -> None:
+        """Drop the key the model provider refused, so that the next request fetches another.
+
+        Nothing is dropped when the key held is no longer the refused one:
+        a newer key, fetched meanwhile, is the one to keep.
+        """
+        if refused is not None and self._key == refused:
+            self._key = None
 
     def _read(self, workload_token: str) -> str:
         from botocore.config import Config

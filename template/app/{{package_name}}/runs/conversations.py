@@ -8,6 +8,9 @@ after a restart, or once it has let go, the run is restored from the store.
 Either way the stored run is claimed first, so only one delivery of the
 answers resumes it. Requests of one thread are served one at a time. An
 agent whose run ended cleanly serves a later turn, reset (idle_agents.py).
+Every run, a held one resumed included, calls the model a new agent would
+get at that request: with a key from AgentCore Identity, the key held then,
+so a run asked before a key was rotated resumes with the new one.
 """
 
 import asyncio
@@ -21,6 +24,8 @@ from typing import Any
 from strands import Agent
 from strands.models import Model
 
+from ..accounting.budgets import Accounting, Admission, OverBudget
+from ..accounting.usage import model_id_of
 from ..gate.answerers import ANSWERING, OTHERS_ANSWERED, STARTED_BY, Answering, forget_answers
 from ..gate.audit import record_turned_away
 from ..gate.registry import Registry
@@ -38,10 +43,10 @@ from ..model.api_key import ApiKeyUnavailable, IdentityApiKey
 from ..model.providers import refused_key
 from ..platform.aws_errors import SignInNeeded
 from ..platform.caller import SlackUser
+from ..platform.logs import shortened
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
 from ..wire.payload import RefusedPayload, WeltAnswer, WeltMessage, WeltRequest, as_welt_request
-from .budgets import Accounting
 from .idle_agents import IdleAgents
 from .outcomes import CannotContinue, SessionIdError, unreadable_history
 from .record import Waiting, load
@@ -103,10 +108,12 @@ class Conversations:
         """
         session_id = session_id or LOCAL_SESSION
         try:
-            request = as_welt_request(payload)
+            request = as_welt_request(payload, most_answers=self._caps.tool_calls)
         except RefusedPayload as problem:
             logger.warning("refused a payload in session %s: %s", session_id, problem)
-            yield error_event(f"Refused the request: {problem}.")
+            refusal = f"Refused the request: {problem}."
+            self.turned_away(payload, session_id, caller, refusal)
+            yield error_event(refusal)
             return
         if self._api_key is not None:
             # Before the store is touched: a resume that cannot get the key
@@ -114,38 +121,43 @@ class Conversations:
             try:
                 await self._api_key.fetch(workload_token)
             except ApiKeyUnavailable as unavailable:
+                self.turned_away(request, session_id, caller, str(unavailable))
                 yield one_line_event(session_id, unavailable)
                 return
 
         async with self._one_at_a_time(session_id):
             run: Waiting | None
             answers: dict[str, WeltAnswer] = {}
-            over_budget: str | None = None
+            admission = Admission()
+            key: str | None = None  # the model key the run calls with, if Identity gave it
             try:
                 if "interrupt_responses" in request:
                     answers = request["interrupt_responses"]
-                    agent, run = await self._resumed(session_id, answers, caller)
+                    agent, run, key = await self._resumed(session_id, answers, caller)
                 else:
                     if self._accounting:  # before anything of the thread is touched
                         caller_id = caller.id if caller else None
-                        over_budget = await self._accounting.refusal(session_id, caller_id)
-                    if not over_budget:
-                        agent, run = await self._fresh(session_id, caller), None
+                        admission = await self._accounting.admit(
+                            session_id, caller_id, self._model_id
+                        )
+                    try:
+                        (agent, key), run = await self._fresh(session_id, caller), None
                         await self._recall(agent, caller, request["messages"])
-            except (CannotContinue, StoreUnavailable) as refused:
-                yield error_event(str(refused))
+                    except BaseException:
+                        if self._accounting:  # the turn never ran: its holds end
+                            await self._accounting.release(admission)
+                        raise
+            except OverBudget as over_budget:
+                yield {"data": str(over_budget)}
                 return
-            except SessionIdError as refused:
-                yield error_event(f"Refused the request: {refused}.")
+            except (CannotContinue, StoreUnavailable, SessionIdError) as refused:
+                yield error_event(told(refused))
                 return
             except SignInNeeded as signed_out:  # the model is built on the first request
                 yield one_line_event(session_id, signed_out)
                 return
             except ApiKeyUnavailable as unavailable:
                 yield one_line_event(session_id, unavailable)
-                return
-            if over_budget:
-                yield {"data": over_budget}
                 return
             answering = Answering(
                 caller,
@@ -155,8 +167,35 @@ class Conversations:
                 run.run if run else None,
                 answers=len(answers),
             )
-            async for event in self._stream(agent, request, session_id, run, answering):
+            streamed = self._stream(agent, request, session_id, run, answering, admission, key)
+            async for event in streamed:
                 yield event
+
+    def _model_id(self) -> str:
+        """The id of the model the next turn runs on: a dollar budget's share is priced by it."""
+        return model_id_of(self._new_model())
+
+    def turned_away(
+        self, payload: object, session_id: str | None, caller: SlackUser | None, refusal: str
+    ) -> None:
+        """One audit line if the refused payload carried answers, whatever else was wrong with it.
+
+        Called for every refusal before `_resumed`, which keeps its own:
+        the schema's, a key that cannot be had, an MCP server that would
+        not start (factory.py). None of them touches the store, so the
+        question the answers were for stays answerable.
+        """
+        answered = sent_answers(payload)
+        if answered is None:
+            return
+        record_turned_away(
+            replayed=False,
+            reason=refusal,
+            sender=caller.id if caller else None,
+            answered=answered,
+            session=session_id or LOCAL_SESSION,
+            run=None,
+        )
 
     def _one_at_a_time(self, session_id: str) -> asyncio.Lock:
         lock = self._turns.get(session_id)
@@ -164,17 +203,27 @@ class Conversations:
             lock = self._turns[session_id] = asyncio.Lock()
         return lock
 
-    async def _fresh(self, session_id: str, caller: SlackUser | None) -> Agent:
-        """A new agent for a turn; with history, the thread so far is restored into it.
+    def _model(self) -> tuple[Model, str | None]:
+        """The model a run calls, and the key it was built with: read together, nothing between.
+
+        The key is the one this process holds now; with a key from AgentCore
+        Identity, it is the one a refusal of this run's calls will name.
+        """
+        key = self._api_key.key if self._api_key is not None else None
+        return self._new_model(), key
+
+    async def _fresh(self, session_id: str, caller: SlackUser | None) -> tuple[Agent, str | None]:
+        """A new agent for a turn, and its model's key; with history, the thread so far is restored.
 
         A new message closes any open question. Without history nothing is
         read back: Welt's payload carries the whole thread.
         """
         conversation = await self.store.begin_turn(session_id)
         self._held.pop(session_id, None)
-        agent = self._agents.take(self._new_model())
+        model, key = self._model()
+        agent = self._agents.take(model)
         if conversation is None:
-            return started_by(agent, caller)
+            return started_by(agent, caller), key
         asks_nothing = agent.take_snapshot(include=["interrupt_state"])
         try:
             load(agent, conversation)
@@ -189,15 +238,21 @@ class Conversations:
         agent.load_snapshot(asks_nothing)
         new_turn(agent)
         forget_answers(agent)
-        return started_by(agent, caller)
+        return started_by(agent, caller), key
 
     async def _resumed(
         self, session_id: str, answers: dict[str, WeltAnswer], sender: SlackUser | None
-    ) -> tuple[Agent, Waiting]:
-        """The stored run these answers resume, claimed for this request alone.
+    ) -> tuple[Agent, Waiting, str | None]:
+        """The stored run these answers resume, claimed for this request alone, and its model's key.
 
         Answers turned away here never reach a question; each such request
-        is an audit line that names who sent it.
+        is an audit line that names who sent it. What can refuse them
+        without spending the run (the store, the answers, a model that
+        cannot be built) comes before the claim, so the question stays
+        answerable; only a run that cannot be read back is lost. A run this
+        process holds keeps its agent, but not the model it was asked with,
+        whose key may have been rotated away since: it gets this request's,
+        as a run read back from the store does.
         """
         waiting: Waiting | None = None
         try:
@@ -205,21 +260,30 @@ class Conversations:
             problem = answers_problem(waiting.questions, answers)
             if problem:
                 raise CannotContinue(f"Cannot resume: {problem}.")
+            model, key = self._model()
             await self.store.claim(session_id, waiting)
-        except CannotContinue as refused:
+            agent, waiting = await self._restored(session_id, waiting, model)
+            return agent, waiting, key
+        except TURNED_AWAY as refused:
             record_turned_away(
-                replayed=refused.replay,
-                reason=str(refused),
+                replayed=isinstance(refused, CannotContinue) and refused.replay,
+                reason=told(refused),
                 sender=sender.id if sender else None,
                 answered=sorted(answers),
                 session=session_id,
                 run=waiting.run if waiting else None,
             )
             raise
+
+    async def _restored(
+        self, session_id: str, waiting: Waiting, model: Model
+    ) -> tuple[Agent, Waiting]:
+        """The claimed run's agent: the one this process holds, else one loaded from the store."""
         held, run = self._held.pop(session_id, (None, None))
         if held is not None and run == waiting.run:
-            return held, waiting  # the very run that was stored: no need to read it back
-        agent = self._agents.take(self._new_model())
+            held.model = model  # the very run that was stored: no need to read it back
+            return held, waiting
+        agent = self._agents.take(model)
         try:
             load(agent, waiting.snapshot)
             shown_again(agent)
@@ -239,6 +303,8 @@ class Conversations:
         session_id: str,
         resumed: Waiting | None,
         answering: Answering,
+        admission: Admission,
+        key: str | None = None,
     ) -> AsyncGenerator[dict[str, Any]]:
         """Stream one run; the agent's stream is always closed, so it never stays locked.
 
@@ -253,7 +319,9 @@ class Conversations:
         try:
             files_from = self._registry.files_from
             state = {ANSWERING: answering}
-            replies = reply_events(agent, request, files_from, self._caps, state)
+            replies = reply_events(
+                agent, request, files_from, self._caps, state, tokens=admission.tokens
+            )
             try:
                 async with aclosing(replies) as events:
                     async for event in events:
@@ -263,7 +331,9 @@ class Conversations:
                         yield event
             finally:  # a run that failed or was cut short was paid for too
                 if self._accounting:
-                    await self._accounting.count(agent, session_id, resumed=bool(resumed))
+                    await self._accounting.count(
+                        agent, session_id, resumed=bool(resumed), admission=admission
+                    )
         except Exception as failure:
             if resumed:
                 await self._quietly(self.store.failed(session_id, resumed))
@@ -271,10 +341,10 @@ class Conversations:
                 yield one_line_event(session_id, failure)
                 return
             if self._api_key is not None and refused_key(failure):
-                yield self._refused_key_event(session_id, failure)
+                yield self._refused_key_event(session_id, failure, key)
                 return
             logger.exception("run failed in session %s", session_id)
-            yield error_event(f"The agent failed: {type(failure).__name__}: {failure}")
+            yield error_event(shortened(f"The agent failed: {type(failure).__name__}: {failure}"))
             return
         shown = answering.raised.to_show(list(questions), calls_of(agent))
         said = agent.state.get(SAID) if not questions else None
@@ -307,14 +377,18 @@ class Conversations:
         for interrupt_id in shown:
             yield {"interrupt": questions[interrupt_id]}
 
-    def _refused_key_event(self, session_id: str, failure: Exception) -> dict[str, str]:
+    def _refused_key_event(
+        self, session_id: str, failure: Exception, key: str | None
+    ) -> dict[str, str]:
         """The provider refused the key Identity gave: forget it, so the next request fetches it.
 
         A rotated key is then picked up at the next message; a wrong one
         keeps failing, in this one line, until the right one is stored.
+        Only the key this run called with is forgotten: one fetched since,
+        by another request, is kept.
         """
         assert self._api_key is not None
-        self._api_key.forget()
+        self._api_key.forget(key)
         refused = ApiKeyUnavailable(
             f"The model provider refused the API key from AgentCore Identity (provider "
             f"{self._api_key.provider_name}; {type(failure).__name__}). If it was rotated, "
@@ -366,6 +440,29 @@ class Conversations:
             await closing
         except StoreUnavailable:
             logger.warning("could not record the failed run's outcome", exc_info=True)
+
+
+# What can refuse a resume before its run is resumed: each is an audit line.
+TURNED_AWAY = (CannotContinue, StoreUnavailable, SessionIdError, SignInNeeded, ApiKeyUnavailable)
+
+
+def told(refused: Exception) -> str:
+    """The one line a thread is told of a request refused before its run resumed."""
+    if isinstance(refused, SessionIdError):
+        return f"Refused the request: {refused}."
+    return str(refused)
+
+
+def sent_answers(payload: object) -> list[str] | None:
+    """The interrupt ids a payload answers, as sent; None when it sends no answers at all.
+
+    Read from the payload as it came, however wrong its shape: a request
+    that carries `interrupt_responses` is someone answering.
+    """
+    if not isinstance(payload, dict) or "interrupt_responses" not in payload:
+        return None
+    answers = payload["interrupt_responses"]
+    return list(answers) if isinstance(answers, dict) else []
 
 
 def one_line_event(session_id: str, failure: SignInNeeded | ApiKeyUnavailable) -> dict[str, str]:

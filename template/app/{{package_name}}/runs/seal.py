@@ -8,7 +8,9 @@ that never sits in the store:
 
 - deployed, a Secrets Manager secret that the stack creates and that only
   the runtime's role may read (RUN_KEY_SECRET names it);
-- on this machine, a file beside the local state, made on first use;
+- on this machine, a file beside the local state, made on first use and
+  readable by its owner alone (a key file that other users may read or
+  change is refused: whoever reads it can seal a record the agent trusts);
 - for the warm-up turn, a key of this process alone, which nothing outlives.
 
 The key is read on the first request that needs it and kept in the
@@ -21,11 +23,13 @@ they can and cannot make the agent do.
 import asyncio
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..platform.aws_errors import aws_reason, from_aws_client
-from ..settings import Settings
+from ..platform.logs import hide_in_logs
+from ..settings import ConfigurationError, Settings
 from .storage import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -33,6 +37,17 @@ if TYPE_CHECKING:
 
 # The shortest key taken: 256 bits as hex, or a secret of as many characters.
 MIN_KEY_CHARACTERS = 32
+
+# The permission bits that open a key file to anyone but its owner.
+_OPEN_TO_OTHERS = stat.S_IRWXG | stat.S_IRWXO
+
+
+class KeyFileNotPrivate(ConfigurationError):
+    """The key file that seals stored runs may be read or changed by other users of this machine.
+
+    Anyone who reads the key can seal a record the agent then trusts, so
+    the agent refuses to start with it rather than warn and go on.
+    """
 
 
 class SealKey:
@@ -92,15 +107,30 @@ class SecretKey(SealKey):
         text = answer.get("SecretString")
         if not isinstance(text, str):
             raise _unavailable(self.describe(), "it holds no SecretString")
+        hide_in_logs(text)
         return text.encode()
 
 
 class FileKey(SealKey):
-    """A key file of this machine, made on first use, readable by its owner alone."""
+    """A key file of this machine, made on first use, readable by its owner alone.
+
+    One that others may read or change is refused: when the app is built
+    (KeyFileNotPrivate, the one-line exit of factory.py), and again when it
+    is read, since the file may have been made, or its mode changed, since.
+    The agent makes its own file 0600; one it finds open it never changes
+    itself, as it cannot know who read it meanwhile: the message says what to run.
+    """
 
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
+        try:
+            found = path.stat()
+        except OSError:  # not made yet (or unreadable): the first read says which
+            return
+        exposed = _open_to_others(path, found)
+        if exposed:
+            raise KeyFileNotPrivate(f"The key file that seals stored runs, {path}: {exposed}")
 
     def describe(self) -> str:
         return f"key file {self.path}"
@@ -111,9 +141,17 @@ class FileKey(SealKey):
         except OSError as failure:
             raise _unavailable(self.describe(), f"{type(failure).__name__}: {failure}") from None
 
+    def _read_private(self) -> bytes:
+        """The key, from a file this process has open, so the mode checked is the file's read."""
+        with self.path.open("rb") as file:
+            exposed = _open_to_others(self.path, os.fstat(file.fileno()))
+            if exposed:
+                raise _unavailable(self.describe(), exposed)
+            return file.read().strip()
+
     def _read_or_make(self) -> bytes:
         try:
-            return self.path.read_bytes().strip()
+            return self._read_private()
         except FileNotFoundError:
             pass
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -130,7 +168,7 @@ class FileKey(SealKey):
             pass
         finally:
             draft.unlink()
-        return self.path.read_bytes().strip()
+        return self._read_private()
 
 
 class ProcessKey(SealKey):
@@ -148,6 +186,18 @@ def open_seal_key(settings: Settings) -> SealKey:
     if settings.run_key_secret:
         return SecretKey(settings.run_key_secret)
     return FileKey(settings.run_key_file)
+
+
+def _open_to_others(path: Path, found: os.stat_result) -> str:
+    """What is wrong with a key file's permissions, with the command that mends them; or ""."""
+    mode = stat.S_IMODE(found.st_mode)
+    if os.name != "posix" or not mode & _OPEN_TO_OTHERS:
+        return ""
+    return (
+        f"other users of this machine may read or change it (mode {mode:04o}), and whoever "
+        f"reads it can seal a run the agent would resume: make it private with "
+        f"`chmod 600 {path}`, or delete it for a new key (runs waiting for an answer are then lost)"
+    )
 
 
 def _long_enough(key: bytes, where: str) -> bytes:

@@ -14,6 +14,13 @@ project changing. A tool that file maps to who may approve it (STARTER,
 APPROVERS, users(...)) is asked about, and only they may answer.
 gate/registry.py's ServingRegistry starts the servers when settings.USE_MCP
 is on.
+
+A server's tool never takes the name of another tool: `ask` offering
+`human` would be `ask_human`, and approving the agent's own ask_human would
+run the server's code. Which names a server offers is known only once it
+runs, so the servers' start refuses such a tool, stops them all and names
+both tools' sources; a decision in MCP_DECISIONS that names a tool the
+agent already has is refused when the app is built.
 """
 
 import inspect
@@ -88,17 +95,33 @@ class McpListError(ConfigurationError):
 
 
 class McpServers:
-    """The MCP servers of one process: started once, their tools as registry rows."""
+    """The MCP servers of one process: started once, their tools as registry rows.
+
+    `taken` names the tools the agent has before any server starts, each
+    with where it is declared: no tool of a server may take one of those
+    names, nor another server's tool's.
+    """
 
     def __init__(
         self,
         servers: Sequence[Stdio | StreamableHttp],
         decisions: Mapping[str, str | AnsweredBy],
+        taken: Mapping[str, str] | None = None,
     ) -> None:
         names = [server.name for server in servers]
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
             raise McpListError(f"MCP server names must be unique: {', '.join(duplicated)}")
+        # Each name as Strands compares names: the name as declared, and where.
+        self.taken = {_same_name(name): (name, source) for name, source in (taken or {}).items()}
+        claimed = sorted(tool for tool in decisions if _same_name(tool) in self.taken)
+        if claimed:
+            raise McpListError(
+                f"MCP_DECISIONS in yours/mcp_servers.py names {claimed[0]}"
+                f"{_taken_by(claimed[0], self.taken[_same_name(claimed[0])])}: no MCP tool may "
+                "take another tool's name. Rename the MCP server (its name prefixes its tools) "
+                "or the other tool"
+            )
         # Checked before any server starts: a bad value found while listing
         # tools would leave started servers behind, and each later request
         # would start another set.
@@ -121,29 +144,59 @@ class McpServers:
         self._clients: list[MCPClient] = []
 
     def start(self) -> list[Row]:
-        """Start every server and list its tools; if one fails, stop them all and name it."""
+        """Start every server and list its tools; if one fails, stop them all and name it.
+
+        A tool named like one the agent already has, or like another
+        server's, fails the start the same way: nothing of any server is
+        served, and the message names both sources.
+        """
         rows: list[Row] = []
+        names = dict(self.taken)  # every name served so far, as Strands compares names
         for server in self.servers:
             try:
                 client = server.client()
                 client.start()
                 self._clients.append(client)  # stopped with the others if listing fails
                 tools = client.list_tools_sync()
-                for tool in tools:
-                    gate, answered_by = self.decisions.get(tool.tool_name, (ASK, ANYONE))
-                    rows.append(Row(tool, gate, answered_by=answered_by))
             except Exception as error:
                 self.stop()
                 raise McpServerError(
                     f"MCP server {server.name!r} ({server.describe()}) did not start: "
                     f"{error}. Fix or remove it in yours/mcp_servers.py."
                 ) from None
+            source = f"a tool of MCP server {server.name!r} ({server.describe()})"
+            for tool in tools:
+                name = tool.tool_name
+                if _same_name(name) in names:
+                    self.stop()
+                    raise McpServerError(
+                        f"MCP server {server.name!r} ({server.describe()}) offers a tool named "
+                        f"{name}{_taken_by(name, names[_same_name(name)])}: none of the servers' "
+                        "tools are served. Rename the server in yours/mcp_servers.py (its name "
+                        "prefixes its tools) or the other tool."
+                    )
+                names[_same_name(name)] = (name, source)
+                gate, answered_by = self.decisions.get(name, (ASK, ANYONE))
+                rows.append(Row(tool, gate, answered_by=answered_by))
         return rows
 
     def stop(self) -> None:
         """Stop every client, and with it every subprocess it started."""
         while self._clients:
             self._clients.pop().stop(None, None, None)
+
+
+def _same_name(name: str) -> str:
+    """A tool name as Strands compares names: it refuses two that differ only by '-' and '_'."""
+    return name.replace("-", "_")
+
+
+def _taken_by(name: str, other: tuple[str, str]) -> str:
+    """What says, after a tool's name, which tool has it already: that tool's name and source."""
+    other_name, source = other
+    if other_name == name:
+        return f", the name of {source}"
+    return f", which Strands takes for {other_name}, {source}"
 
 
 def _decision(gate: str) -> Decision:

@@ -9,7 +9,7 @@ the tool as if a person had pressed the button.
 import json
 from typing import Any
 
-from .payload import WeltAnswer
+from .payload import WeltAnswer, shown_text
 
 # Welt renders at most this many buttons, each value at most this long as
 # JSON; past either, it shows its default buttons instead.
@@ -40,17 +40,25 @@ def answers_problem(questions: dict[str, Any], answers: dict[str, WeltAnswer]) -
     """
     unknown = sorted(set(answers) - set(questions))
     if unknown:
-        return f"{', '.join(unknown)} is not a question this run asked"
+        return f"{_listed(unknown)} is not a question this run asked"
     missing = sorted(set(questions) - set(answers))
     if missing:
-        return f"{', '.join(missing)} still needs an answer"
+        return f"{_listed(missing)} still needs an answer"
     for interrupt_id, answer in answers.items():
         problem = _answer_problem(questions[interrupt_id], answer)
         if problem:
             return (
-                f"the answer to {interrupt_id} was refused: {problem}. The question is still open"
+                f"the answer to {shown_text(interrupt_id)} was refused: {problem}. "
+                "The question is still open"
             )
     return None
+
+
+def _listed(interrupt_ids: list[str], most: int = 3) -> str:
+    """Ids as a refusal names them: the first few, each shown as far as SHOWN_OF_AN_ID."""
+    shown = ", ".join(shown_text(interrupt_id) for interrupt_id in interrupt_ids[:most])
+    more = len(interrupt_ids) - most
+    return f"{shown} and {more:,} more" if more > 0 else shown
 
 
 def _answer_problem(reason: Any, answer: WeltAnswer) -> str | None:
@@ -64,7 +72,8 @@ def _answer_problem(reason: Any, answer: WeltAnswer) -> str | None:
         if not isinstance(value, str):
             return "typed text must be a string"
         if value in [button for button in buttons if isinstance(button, str)]:
-            return f"typed text {value!r} is a button's value; press the button instead"
+            typed = shown_text(repr(value))
+            return f"typed text {typed} is a button's value; press the button instead"
         return None
     if _as_json(value) not in {_as_json(button) for button in buttons}:
         return "the answer is not the value of any of this question's buttons"

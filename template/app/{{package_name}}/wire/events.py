@@ -34,6 +34,7 @@ async def reply_events(
     files_from: frozenset[str],
     caps: TurnCaps,
     invocation_state: dict[str, Any] | None = None,
+    tokens: int | None = None,
 ) -> AsyncGenerator[dict[str, Any]]:
     """Start the run the payload asks for and stream the events Welt renders.
 
@@ -42,15 +43,17 @@ async def reply_events(
     for one stream chunk is replaced by a message saying why, so the stream
     goes on instead of failing at AgentCore. The invocation state reaches
     every hook and tool of this run alone (who sent the request, for one).
+    `tokens` caps what the run may use, where a budget holds it to a share.
     A call's indicator goes out once: Strands hands on the call after every
     piece of its input the model streams, and the adapter passes each on,
     so Welt would get one `current_tool_use` per piece.
     """
     # Strands and welt-io-strands declare their streams AsyncIterator; both
     # are async generators, which aclosing closes.
-    run = agent.stream_async(
-        _prompt(request), limits=caps.left_for(agent), invocation_state=invocation_state
-    )
+    limits = caps.left_for(agent)
+    if tokens is not None:
+        limits["total_tokens"] = tokens
+    run = agent.stream_async(_prompt(request), limits=limits, invocation_state=invocation_state)
     async with (
         aclosing(run) as raw,  # type: ignore[type-var]
         aclosing(_with_notices(raw, caps)) as noticed,

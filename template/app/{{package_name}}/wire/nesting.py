@@ -13,6 +13,7 @@ names the limit. Nothing is stored, and a waiting question stays open.
 
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -61,9 +62,16 @@ def nesting_of(body: bytes, most: int = MAX_NESTING) -> int:
 class NestingLimit:
     """ASGI middleware: a POST /invocations nested deeper than the limit gets one `error` event."""
 
-    def __init__(self, app: "ASGIApp", most: int = MAX_NESTING) -> None:
+    def __init__(
+        self,
+        app: "ASGIApp",
+        most: int = MAX_NESTING,
+        on_refused: "Callable[[Scope, str], None] | None" = None,
+    ) -> None:
         self.app = app
         self.most = most
+        # Told of each refusal, with the line the client is sent (the audit's).
+        self.on_refused = on_refused
 
     async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
         if scope["type"] != "http" or scope.get("path") != _INVOCATIONS:
@@ -77,7 +85,7 @@ class NestingLimit:
                 break
         body = b"".join(message.get("body", b"") for message in messages)
         if nesting_of(body, self.most) > self.most:
-            await self._refuse(send)
+            await self._refuse(scope, send)
             return
 
         async def replay() -> "Message":
@@ -85,12 +93,14 @@ class NestingLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: "Send") -> None:
+    async def _refuse(self, scope: "Scope", send: "Send") -> None:
         message = (
             f"Refused the request: it nests arrays and objects more than {self.most} levels "
             "deep, deeper than any request Welt sends. Nothing was read or stored, and a "
             "question waiting for an answer is still open."
         )
+        if self.on_refused is not None:
+            self.on_refused(scope, message)
         event = b"data: " + json.dumps({"error": message}).encode() + b"\n\n"
         headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})

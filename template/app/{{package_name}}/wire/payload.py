@@ -8,6 +8,14 @@ passed is not checked again (checked_messages.py): Welt resends the whole
 thread every turn. Then the one rule of the contract that no schema can
 say: document names are unique within a payload. What passes is typed as
 `WeltRequest` from here on.
+
+Before the schema, answers are held to two bounds no Welt request comes
+near: how many one request carries, and how long an interrupt id is. An id
+is copied into the error event and the audit line that refuse it, and a
+client that is not Welt could send fifty ids of 100 KB each; past either
+bound, the request is refused whole, in one line that quotes at most
+SHOWN_OF_AN_ID characters of an id. Every event and line that repeats an
+id shows it so (`shown_text`).
 """
 
 import json
@@ -18,6 +26,7 @@ from typing import Any, Literal, TypedDict, cast, final
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from ..platform.logs import shortened
 from .checked_messages import CheckedMessages
 
 # Welt's request, written from its wire contract (v0.8 onwards). The tests
@@ -35,6 +44,19 @@ _FORGED_BLOCKS = ("'toolUse'", "'toolResult'")
 
 # Where a CLI prompt's text sits once it is a turn; errors name `$.prompt`.
 _PROMPT_TEXT = "$.messages[0].content[0].text"
+
+# The longest interrupt id taken. Strands makes them as
+# v1:tool_call:<toolUseId>:<uuid>, about 90 characters with the toolUseIds
+# of Bedrock (at most 64), Anthropic and OpenAI (about 30): five times that
+# leaves room for any provider's, and bounds what one id can carry.
+MAX_INTERRUPT_ID = 512
+# How much of an id, or of any text a client sent, an error event or a log
+# line repeats: a whole real id, or the start of anything longer.
+SHOWN_OF_AN_ID = 120
+# The most answers a request may carry when the caller names no bound:
+# one per question of a stop, which asks at most one per tool call of the
+# turn, and MAX_TOOL_CALLS_PER_TURN's default caps those.
+MOST_ANSWERS = 30
 
 
 class WeltMessage(TypedDict):
@@ -72,12 +94,13 @@ class RefusedPayload(ValueError):
     """A payload Welt could not have sent; the message names the JSON path and the rule."""
 
 
-def as_welt_request(payload: object) -> WeltRequest:
+def as_welt_request(payload: object, most_answers: int = MOST_ANSWERS) -> WeltRequest:
     """The payload as Welt's request; RefusedPayload says what makes it one Welt could not send.
 
     The AgentCore CLI (`agentcore dev "hi"`, its browser chat, `agentcore
     invoke`) sends `{"prompt": "hi"}`. It becomes the one-message user turn
     Welt would send, and then meets the same schema as any other payload.
+    `most_answers` is the most questions one stop of this agent can ask.
     """
     if isinstance(payload, dict) and payload.keys() == {"prompt"}:
         turn = {"messages": [{"role": "user", "content": [{"text": payload["prompt"]}]}]}
@@ -85,24 +108,53 @@ def as_welt_request(payload: object) -> WeltRequest:
         if problem:
             raise RefusedPayload(problem.replace(_PROMPT_TEXT, "$.prompt"))
         return cast(WeltTurn, turn)
-    problem = payload_problem(payload)
+    problem = payload_problem(payload, most_answers)
     if problem:
         raise RefusedPayload(problem)
     return cast(WeltRequest, payload)
 
 
-def payload_problem(payload: object) -> str | None:
+def payload_problem(payload: object, most_answers: int = MOST_ANSWERS) -> str | None:
     """What makes a payload one Welt could not have sent, or None when Welt could have sent it.
 
     A payload the quick path cannot pass is checked whole, so a refusal
     names the same path and rule whether or not its messages were seen.
     """
+    beyond = _beyond_bounds(payload, most_answers)
+    if beyond:
+        return beyond
     if not _CHECKED_MESSAGES.fit(payload):
         error = best_match(_VALIDATOR.iter_errors(payload))
         if error is not None:
             return _schema_problem(error)
     if isinstance(payload, dict) and "messages" in payload:
         return _repeated_document_name(payload["messages"])
+    return None
+
+
+def shown_text(text: str, most: int = SHOWN_OF_AN_ID) -> str:
+    """Text a client sent, as an event or a line repeats it: whole when short, else its start."""
+    return shortened(text, most)
+
+
+def _beyond_bounds(payload: object, most_answers: int) -> str | None:
+    """Answers past either bound: more than a stop asks, or an id longer than any question's."""
+    answers = payload.get("interrupt_responses") if isinstance(payload, dict) else None
+    if not isinstance(answers, dict):
+        return None
+    if len(answers) > most_answers:
+        return (
+            f"$.interrupt_responses carries {len(answers):,} answers, more than the "
+            f"{most_answers} questions one stop of this agent can ask (one per tool call of "
+            "a turn, MAX_TOOL_CALLS_PER_TURN)"
+        )
+    for interrupt_id in answers:
+        if isinstance(interrupt_id, str) and len(interrupt_id) > MAX_INTERRUPT_ID:
+            return (
+                f"$.interrupt_responses names an interrupt id of {len(interrupt_id):,} "
+                f"characters, starting {interrupt_id[:40]!r}: longer than the "
+                f"{MAX_INTERRUPT_ID} any question's id may have"
+            )
     return None
 
 
@@ -146,6 +198,8 @@ def _json_path(parts: Iterable[str | int]) -> str:
     for part in parts:
         if isinstance(part, int):
             path += f"[{part}]"
+        elif len(part) > SHOWN_OF_AN_ID:
+            path += f"[{part[:SHOWN_OF_AN_ID]!r}...]"
         elif part.isidentifier():
             path += f".{part}"
         else:

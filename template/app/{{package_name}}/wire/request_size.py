@@ -13,6 +13,7 @@ Content-Length (a chunked upload) is stopped at the limit too.
 """
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,9 +23,16 @@ if TYPE_CHECKING:
 class RequestSizeLimit:
     """ASGI middleware: read the body up to the limit, then hand it to the app."""
 
-    def __init__(self, app: "ASGIApp", max_bytes: int) -> None:
+    def __init__(
+        self,
+        app: "ASGIApp",
+        max_bytes: int,
+        on_refused: "Callable[[Scope, str], None] | None" = None,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        # Told of each refusal, with the line the client is sent (the audit's).
+        self.on_refused = on_refused
 
     async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
         if scope["type"] != "http":
@@ -32,7 +40,7 @@ class RequestSizeLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse(scope, send)
             return
         chunks, size = [], 0
         while True:
@@ -42,7 +50,7 @@ class RequestSizeLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
-                await self._refuse(send)
+                await self._refuse(scope, send)
                 return
             chunks.append(chunk)
             if not message.get("more_body"):
@@ -59,11 +67,13 @@ class RequestSizeLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: "Send") -> None:
+    async def _refuse(self, scope: "Scope", send: "Send") -> None:
         message = (
             f"Refused the request: its body is larger than {self.max_bytes:,} bytes "
             "(MAX_REQUEST_BYTES). Nothing of it was read or stored."
         )
+        if self.on_refused is not None:
+            self.on_refused(scope, message)
         body = json.dumps({"error": message}).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
         await send({"type": "http.response.start", "status": 413, "headers": headers})

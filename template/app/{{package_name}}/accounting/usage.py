@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from opentelemetry import trace
 from strands import Agent
+from strands.models import Model
 
 from ..settings import ConfigurationError
 
@@ -77,6 +78,19 @@ class Prices:
     def __contains__(self, model: str) -> bool:
         return model in self._table
 
+    def most_micros(self, tokens: int, model: str) -> int | None:
+        """The most these tokens could cost, each at the model's dearest rate; None if unpriced."""
+        price = self._table.get(model)
+        if price is None:
+            return None
+        return round(tokens * max(price.input, price.output, price.cache_read, price.cache_write))
+
+    def tokens_for(self, cost_micros: int, model: str) -> int:
+        """The tokens a cost surely pays for, each at the model's dearest rate."""
+        price = self._table[model]
+        dearest = max(price.input, price.output, price.cache_read, price.cache_write)
+        return int(cost_micros / dearest) if dearest else cost_micros
+
     def cost_micros(self, usage: Usage, model: str) -> int | None:
         """The cost in millionths of a dollar; None for a model the table does not price."""
         price = self._table.get(model)
@@ -123,11 +137,11 @@ def usage_of(agent: Agent) -> Usage:
     )
 
 
-def model_id_of(agent: Agent) -> str:
+def model_id_of(model: Model) -> str:
     """The model's id as its provider is called with it (Bedrock's default resolved)."""
-    config = agent.model.get_config()
-    model = config.get("model_id") if isinstance(config, Mapping) else None
-    return str(model) if model else UNKNOWN
+    config = model.get_config()
+    named = config.get("model_id") if isinstance(config, Mapping) else None
+    return str(named) if named else UNKNOWN
 
 
 def record_usage(
