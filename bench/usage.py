@@ -143,14 +143,14 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
             "query_string": b"",
             "root_path": "",
             "headers": [
-                (b"host", b"agent"),
+                (b"host", b"localhost"),
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
                 (b"accept", b"text/event-stream"),
                 (b"x-amzn-bedrock-agentcore-runtime-session-id", session.encode()),
             ],
             "client": ("127.0.0.1", 50000),
-            "server": ("agent", 80),
+            "server": ("localhost", 80),
         }
         sent = [False]
         ended = asyncio.Event()

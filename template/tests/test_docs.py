@@ -286,6 +286,7 @@ NOT_CODE: dict[str, str] = {}
 # when this project lacks it. The template's tests find each one in a rendering.
 ELSEWHERE = {
     "generate_image": "the image tool, with include_image_generation",
+    "start_model_provider_api": "the model key tests' stand-in, with anthropic or openai",
     "publish_report": "a sample tool (yours/tools/report.py), with include_sample_tools",
     "request_approval": "a sample tool (yours/tools/approval.py), with include_sample_tools",
     "write_document": "a sample tool (yours/tools/documents.py), with include_sample_tools",
