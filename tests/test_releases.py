@@ -54,7 +54,9 @@ def release_tags(repo: Path, *args: str) -> subprocess.CompletedProcess:
 
 def tags(repo: Path) -> dict[str, str]:
     """Each tag of the repository and the commit it points at."""
-    listed = git(repo, "for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/tags")
+    listed = git(
+        repo, "for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/tags"
+    )
     return dict(line.split() for line in listed.splitlines())
 
 
@@ -119,10 +121,34 @@ def test_the_script_tags_every_release_of_the_changelog_on_a_clone_without_tags(
 
 def test_the_newest_tag_is_the_template_version_and_in_head_s_history(tagged):
     made = tags(tagged)
-    version = yaml.safe_load((tagged / "copier.yml").read_text())["template_version"]["default"]
+    version = yaml.safe_load((tagged / "copier.yml").read_text())["template_version"][
+        "default"
+    ]
 
     assert newest(made) == version
     git(tagged, "merge-base", "--is-ancestor", made[version], "HEAD")
+
+
+def test_what_head_renders_is_the_newest_release(tagged):
+    """copier copies the newest tag: a change to the template after it reaches nobody."""
+    made = tags(tagged)
+    version = newest(made)
+
+    changed = git(
+        tagged,
+        "diff",
+        "--name-only",
+        made[version],
+        "HEAD",
+        "--",
+        "template",
+        "copier.yml",
+    )
+
+    assert not changed, (
+        f"changed since release {version}, which copier copies instead: "
+        f"{changed.split()}; raise template_version in copier.yml, with a CHANGELOG section"
+    )
 
 
 def test_a_second_run_tags_nothing_and_says_each_release_is_tagged(tagged, tmp_path):
@@ -172,7 +198,9 @@ def test_an_old_release_copies_by_its_tag_and_records_the_tag(old_copy):
     assert f"# Made from release {version} of the template ({version})." in answers
 
 
-def test_the_old_copy_updates_to_the_newest_tag_without_a_conflict(old_copy, tagged, tmp_path):
+def test_the_old_copy_updates_to_the_newest_tag_without_a_conflict(
+    old_copy, tagged, tmp_path
+):
     project = tmp_path / "agent"
     shutil.copytree(old_copy, project, symlinks=True)
     target = newest(tags(tagged))
@@ -223,7 +251,9 @@ def test_a_new_version_is_tagged_where_its_changelog_section_arrives(tmp_path):
     )
     git(repo, "commit", "-q", "-am", "99.0.0")
     changelog.write_text(
-        changelog.read_text().replace(f"## {current}\n", f"## 99.0.0\n\nNews.\n\n## {current}\n", 1)
+        changelog.read_text().replace(
+            f"## {current}\n", f"## 99.0.0\n\nNews.\n\n## {current}\n", 1
+        )
     )
     git(repo, "commit", "-q", "-am", "99.0.0's changelog")
     released = git(repo, "rev-parse", "HEAD").strip()
