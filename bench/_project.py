@@ -176,12 +176,13 @@ class Server(subprocess.Popen):
     """A process a benchmark starts, its output kept in a file: when it dies, the bench says why.
 
     Its standard error always, its standard output unless `quiet_stdout`
-    (a console exporter's spans, say, which nobody reads).
+    (a console exporter's spans, say, which nobody reads) or a `stdout`
+    given (a pipe the bench reads a helper's answer from).
     """
 
     def __init__(self, command: list[str], *, quiet_stdout: bool = False, **options) -> None:
         self.output = tempfile.TemporaryFile()  # noqa: SIM115 (open while the process lives)
-        stdout = subprocess.DEVNULL if quiet_stdout else self.output
+        stdout = options.pop("stdout", subprocess.DEVNULL if quiet_stdout else self.output)
         super().__init__(command, stdout=stdout, stderr=self.output, **options)
 
     def tail(self, size: int = 4000) -> str:
