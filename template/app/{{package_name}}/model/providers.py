@@ -20,8 +20,8 @@ from strands.models import BedrockModel, Model
 from strands.types.streaming import StreamEvent
 
 from ..platform.aws_errors import SignInNeeded, sign_in_reason
-from ..settings import ConfigurationError, Settings
 from ..platform.aws_session import AwsSession
+from ..settings import ConfigurationError, Settings
 from .api_key import ApiKeyUnavailable, IdentityApiKey
 
 logger = logging.getLogger(__name__)

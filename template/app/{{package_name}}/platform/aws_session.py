@@ -43,7 +43,7 @@ class AwsSession:
     def client(self, service: str, config: "Config") -> Any:
         """A new client of the service, made from the shared session."""
         with self.making_clients() as session:
-            return session.client(service, config=config)  # type: ignore[call-overload]
+            return session.client(service, config=config)
 
     @property
     def session(self) -> "Session":
