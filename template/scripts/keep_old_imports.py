@@ -22,8 +22,8 @@ from pathlib import Path
 MOVED = {
     "checked_messages": ("wire.checked_messages",),
     "request_size": ("wire.request_size",),
-    "conversations": ("runs.conversations",),
-    "idle_agents": ("runs.idle_agents",),
+    "conversations": ("turns.conversations",),
+    "idle_agents": ("turns.idle_agents",),
     "stored_runs": ("runs.stored_runs", "runs.outcomes", "runs.record"),
     "run_storage": ("runs.storage",),
     "tools.registry": ("gate.registry",),
