@@ -12,7 +12,9 @@ from pathlib import Path
 CODE = Path(__file__).resolve().parent.parent / "app"
 PACKAGE = next(path.parent for path in CODE.glob("*/settings.py"))
 NAME = PACKAGE.name
-ROLES = {"wire", "turns", "runs", "accounting", "gate", "memory", "tools", "model", "platform", "yours"}
+ROLES = {
+    "wire", "turns", "runs", "accounting", "gate", "memory", "tools", "model", "platform", "yours"
+}
 
 
 def module_of(path: Path) -> str:
