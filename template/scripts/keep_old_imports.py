@@ -33,7 +33,7 @@ MOVED = {
     "tool_results": ("gate.tool_results",),
     "scripted_model": ("model.scripted",),
     "rehearsal": ("model.rehearsal",),
-    "restore": ("platform.restore",),
+    "restore": ("platform.restore", "identity"),
     "warmup": ("platform.warmup",),
     "tracing": ("platform.tracing",),
     "logs": ("platform.logs",),

@@ -28,7 +28,7 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
   - `<package>.x.y` (and `from <package>.x import y`) is a module of the package that
     binds y; code the docs show imports the package only through `<package>.api`, the
     one module yours/ may import;
-  - `module.name` (`main.app`, `restore.instance_id()`) is bound in that module of the
+  - `module.name` (`main.app`, `identity.instance_id()`) is bound in that module of the
     project, or in any module of that package (`wire.MAX_FILE_BYTES`); a head the code
     also uses as a variable (`agent.state`) only needs the rest to be the code's;
     `Class.member` is a member of that class; `os.urandom` of the standard library is one

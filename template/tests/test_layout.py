@@ -58,7 +58,9 @@ def test_the_package_is_folders_by_role_around_a_few_modules():
     loose = {path.name for path in PACKAGE.glob("*.py") if module_of(path) in MODULES}
 
     assert folders == ROLES
-    assert loose == {"__init__.py", "agent.py", "api.py", "factory.py", "settings.py"}
+    assert loose == {
+        "__init__.py", "agent.py", "api.py", "factory.py", "identity.py", "settings.py"
+    }
 
 
 def test_no_module_imports_itself_around_a_loop():

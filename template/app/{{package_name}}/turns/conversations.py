@@ -30,6 +30,7 @@ from ..gate.answerers import ANSWERING, OTHERS_ANSWERED, STARTED_BY, Answering, 
 from ..gate.audit import record_turned_away
 from ..gate.registry import Registry
 from ..gate.run_limits import TurnCaps, new_turn
+from ..identity import SlackUser
 from ..memory.per_user import (
     SAID,
     UserMemory,
@@ -42,7 +43,6 @@ from ..memory.per_user import (
 from ..model.api_key import ApiKeyUnavailable, IdentityApiKey
 from ..model.providers import refused_key
 from ..platform.aws_errors import SignInNeeded
-from ..platform.caller import SlackUser
 from ..platform.logs import shortened
 from ..runs.outcomes import CannotContinue, SessionIdError, unreadable_history
 from ..runs.record import Waiting, load
