@@ -13,7 +13,16 @@ CODE = Path(__file__).resolve().parent.parent / "app"
 PACKAGE = next(path.parent for path in CODE.glob("*/settings.py"))
 NAME = PACKAGE.name
 ROLES = {
-    "wire", "turns", "runs", "accounting", "gate", "memory", "tools", "model", "platform", "yours"
+    "wire",
+    "turns",
+    "runs",
+    "accounting",
+    "gate",
+    "memory",
+    "tools",
+    "model",
+    "platform",
+    "yours",
 }
 
 
@@ -59,7 +68,12 @@ def test_the_package_is_folders_by_role_around_a_few_modules():
 
     assert folders == ROLES
     assert loose == {
-        "__init__.py", "agent.py", "api.py", "factory.py", "identity.py", "settings.py"
+        "__init__.py",
+        "agent.py",
+        "api.py",
+        "factory.py",
+        "identity.py",
+        "settings.py",
     }
 
 
