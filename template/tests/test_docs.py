@@ -280,7 +280,13 @@ NOT_HERE = {
 }
 
 # Names in code spans that look like code and are nobody's Python, and why they pass.
-NOT_CODE: dict[str, str] = {}
+NOT_CODE = {
+    # of earlier releases, named as history: what a project from 0.1.0 had, which
+    # scripts/move_yours.py rewrites into rows, and which only an update renders
+    "POLICY": "policy.py's table, deleted in 0.4.0; docs/approvals.md says so",
+    "FILES_FROM": "the list of tools whose files went to the thread, deleted in 0.4.0",
+    "PREBUILT_TOOLS": "the strands-tools a project from 0.1.0 listed, `PREBUILT` since 0.4.0",
+}
 
 # Names the docs give that only other answers bring into the project: each passes here
 # when this project lacks it. The template's tests find each one in a rendering.
