@@ -41,8 +41,8 @@ async def measure(rounds: int) -> None:
     from my_welt_agent.factory import agent_of_yours, registry_of_yours, stored_runs
     from my_welt_agent.gate.run_limits import TurnCaps
     from my_welt_agent.model.scripted import ScriptedModel, call, reply, use
-    from my_welt_agent.runs.conversations import Conversations
     from my_welt_agent.settings import Settings
+    from my_welt_agent.turns.conversations import Conversations
     from my_welt_agent.wire.events import reply_events
     from my_welt_agent.wire.payload import payload_problem
 

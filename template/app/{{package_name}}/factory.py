@@ -39,13 +39,13 @@ from .platform.logs import log_json_lines, request_id, session_id
 from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
 from .platform.warmup import WARMUP_PATH, warmup_endpoint
-from .runs.conversations import LOCAL_SESSION, Conversations
 from .runs.seal import open_seal_key
 from .runs.storage import open_run_storage
 from .runs.stored_runs import StoredRuns
 from .settings import AGENT_NAME, USE_MCP, ConfigurationError, Settings
 from .tools.left_out import LeftOutLibrary, explained
 from .tools.mcp import McpServerError, McpServers
+from .turns.conversations import LOCAL_SESSION, Conversations
 from .wire.events import error_event
 from .wire.nesting import NestingLimit
 from .wire.request_size import RequestSizeLimit
@@ -235,7 +235,7 @@ def registry_of_yours(settings: Settings) -> ServingRegistry:
 
 
 def agent_of_yours(registry: Registry, caps: TurnCaps) -> Callable[[Model], Agent]:
-    """Agents with your prompt, for the idle-agent pool (runs/idle_agents.py)."""
+    """Agents with your prompt, for the idle-agent pool (turns/idle_agents.py)."""
     from .yours.prompt import SYSTEM_PROMPT
 
     return lambda model: build_agent(model, registry, system_prompt=SYSTEM_PROMPT, caps=caps)

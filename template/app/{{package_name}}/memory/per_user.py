@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from strands import Agent
 
+from ..identity import SlackUser
 from ..platform.aws_errors import aws_reason, from_aws_client
 from ..platform.aws_session import AwsSession
-from ..platform.caller import SlackUser
 
 if TYPE_CHECKING:
     from bedrock_agentcore.memory import MemorySessionManager

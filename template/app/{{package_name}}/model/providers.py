@@ -151,7 +151,7 @@ def shared_model(
     per turn would build a client for every message. The model keeps no
     conversation state, so one serves all threads. With a key from AgentCore
     Identity, it is built with the key the request fetched before asking
-    (runs/conversations.py), and built again if the key changed since.
+    (turns/conversations.py), and built again if the key changed since.
     """
     built: list[tuple[str | None, Model]] = []
     building = threading.Lock()
