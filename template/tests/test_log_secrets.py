@@ -23,8 +23,8 @@ def written(log_lines, message: str) -> str:
     "message",
     [
         f"api_key={SECRET}",
-        f'{{"apiKey": "{SECRET}"}}',
-        f"headers: {{'X-Api-Key': '{SECRET}'}}",
+        json.dumps({"apiKey": SECRET}),
+        f"headers: {({'X-Api-Key': SECRET})!r}",
         f"Authorization: Bearer {SECRET}",
         f"<SessionToken>{SECRET}</SessionToken>",
         f"Workload-Access-Token={SECRET}",
