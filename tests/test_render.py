@@ -1,12 +1,13 @@
 """Rendering: every combination of the yes/no answers gives a complete project."""
 
 import ast
+import itertools
 import py_compile
 import re
 
 import pytest
 import yaml
-from conftest import COMBINATIONS, TEMPLATE, combination_id, render
+from conftest import COMBINATIONS, EVERY_PAIR, TEMPLATE, TOGGLES, combination_id, render
 
 import tomllib
 
@@ -23,6 +24,16 @@ def project_files(root):
     return sorted(
         path for path in root.rglob("*") if path.is_file() and ".git" not in path.parts
     )
+
+
+def test_the_quick_loop_s_combinations_hold_every_pair_of_two_toggles_values():
+    held = {
+        (first, second, values[first], values[second])
+        for values in EVERY_PAIR
+        for first, second in itertools.combinations(range(len(TOGGLES)), 2)
+    }
+
+    assert len(held) == 4 * len(list(itertools.combinations(TOGGLES, 2)))
 
 
 @pytest.mark.parametrize("answers", COMBINATIONS, ids=combination_id)
