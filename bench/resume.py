@@ -19,9 +19,7 @@ restart at most 20 %.
 
 import asyncio
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from statistics import median
@@ -156,20 +154,9 @@ async def measure(rounds: int) -> None:
 
 
 def main(rounds: int) -> None:
-    from _project import rendered_project  # the benchmark's environment only
+    from _project import measure_in_project  # the benchmark's environment only
 
-    project = rendered_project()
-    with tempfile.TemporaryDirectory(prefix="bench-resume-") as state:
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(project / "app"),
-            "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
-            "RUN_KEY_FILE": str(Path(state) / "run.key"),
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }
-        python = str(project / ".venv" / "bin" / "python")
-        measuring = [python, __file__, "--measure", str(rounds)]
-        subprocess.run(measuring, cwd=project, env=env, check=True)
+    measure_in_project(__file__, str(rounds))
 
 
 if __name__ == "__main__":

@@ -25,10 +25,7 @@ floor with its tools.
 """
 
 import asyncio
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 TARGET = 1.05
@@ -129,21 +126,9 @@ async def measure(threads: int, state: Path) -> None:
 
 
 def main(threads: int) -> None:
-    from _project import rendered_project  # the benchmark's environment only
+    from _project import measure_in_project  # the benchmark's environment only
 
-    project = rendered_project()
-    with tempfile.TemporaryDirectory(prefix="bench-second-turn-") as state:
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(project / "app"),
-            "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
-            "RUN_KEY_FILE": str(Path(state) / "run.key"),
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }
-        env.pop("VIRTUAL_ENV", None)
-        python = str(project / ".venv" / "bin" / "python")
-        measuring = [python, __file__, "--measure", str(threads), state]
-        subprocess.run(measuring, cwd=project, env=env, check=True)
+    measure_in_project(__file__, str(threads))
 
 
 if __name__ == "__main__":

@@ -53,8 +53,6 @@ from typing import NamedTuple
 
 import httpx
 from _project import (
-    FLOOR_SERVER,
-    GENERATED_SERVER,
     Server,
     arguments,
     built,
@@ -67,20 +65,8 @@ from _project import (
     serve,
     uv_env,
 )
+from first_reply import FLOOR, GENERATED
 
-MODEL = """
-from my_welt_agent.model.scripted import ScriptedModel, reply
-
-
-class Echo(ScriptedModel):
-    records_requests = False
-
-    def next_turn(self, messages, tool_specs=None):
-        return reply("Hello", " from", " a", " scripted", " model.")
-"""
-
-GENERATED = MODEL + GENERATED_SERVER
-FLOOR = MODEL + FLOOR_SERVER
 REPLY = "Hello from a scripted model."
 
 RICH = {

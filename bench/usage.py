@@ -47,10 +47,7 @@ total's read and write), to say where its time goes.
 """
 
 import asyncio
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -275,21 +272,9 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
 
 
 def main(rounds: int, turns: int, folder: str | None) -> None:
-    from _project import rendered_project  # the benchmark's environment only
+    from _project import measure_in_project  # the benchmark's environment only
 
-    project = rendered_project()
-    with tempfile.TemporaryDirectory(prefix="bench-usage-", dir=folder) as state:
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(project / "app"),
-            "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
-            "RUN_KEY_FILE": str(Path(state) / "run.key"),
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }
-        env.pop("VIRTUAL_ENV", None)
-        python = str(project / ".venv" / "bin" / "python")
-        measuring = [python, __file__, "--measure", str(rounds), str(turns), state]
-        subprocess.run(measuring, cwd=project, env=env, check=True)
+    measure_in_project(__file__, str(rounds), str(turns), folder=folder)
 
 
 if __name__ == "__main__":
