@@ -310,3 +310,24 @@ def test_the_update_leaves_in_tools_every_module_the_template_renders_there(proj
     rendered = {path.name for path in (root / "app" / "my_welt_agent" / "tools").glob("*.py")}
 
     assert rendered <= ast.literal_eval(listed)
+
+
+def test_every_import_from_the_package_fits_a_line_with_the_longest_package_name():
+    """ruff wraps a line past 100 columns only where it can; a one-line import it cannot.
+
+    A name of 40 characters (the most `package_name` takes) would push a long
+    `from <package>.x import a, b, c` past the line, so such imports are
+    written one name a line. Lines that Jinja decides are left to the renders.
+    """
+    longest = "p" * 40
+    too_long = [
+        f"{path.relative_to(TEMPLATE)}:{number}"
+        for path in (TEMPLATE / "template").rglob("*")
+        if path.is_file() and path.suffix in (".py", ".jinja") and not path.name.endswith(".md.jinja")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if line.lstrip().startswith("from {{ package_name }}")
+        and "{%" not in line
+        and len(line.replace("{{ package_name }}", longest)) > 100
+    ]
+
+    assert too_long == []

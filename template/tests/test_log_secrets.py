@@ -24,7 +24,7 @@ def written(log_lines, message: str) -> str:
     [
         f"api_key={SECRET}",
         json.dumps({"apiKey": SECRET}),
-        f"headers: {({'X-Api-Key': SECRET})!r}",
+        "headers: " + repr({"X-Api-Key": SECRET}),
         f"Authorization: Bearer {SECRET}",
         f"<SessionToken>{SECRET}</SessionToken>",
         f"Workload-Access-Token={SECRET}",
