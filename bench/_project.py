@@ -91,6 +91,30 @@ def rendered_project(**answers) -> Path:
     return built(rendered_template(**answers))
 
 
+def measure_in_project(script: str, *arguments: str, folder: str | None = None) -> None:
+    """Run `script --measure ARGUMENTS... STATE` on the default project's interpreter.
+
+    For the benches that time the app inside one process: they import the
+    package, so they run where it is installed, from the project's root,
+    with a run store and a seal key of their own in STATE, a temporary
+    folder (in `folder` when given) removed afterwards.
+    """
+    project = rendered_project()
+    prefix = f"bench-{Path(script).stem.replace('_', '-')}-"
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=folder) as state:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(project / "app"),
+            "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
+            "RUN_KEY_FILE": str(Path(state) / "run.key"),
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+        env.pop("VIRTUAL_ENV", None)
+        python = str(project / ".venv" / "bin" / "python")
+        measuring = [python, script, "--measure", *arguments, state]
+        subprocess.run(measuring, cwd=project, env=env, check=True)
+
+
 def shared_project() -> Path | None:
     """The default project BENCH_PROJECT names, already built, or None."""
     shared = os.environ.get("BENCH_PROJECT")
@@ -176,12 +200,13 @@ class Server(subprocess.Popen):
     """A process a benchmark starts, its output kept in a file: when it dies, the bench says why.
 
     Its standard error always, its standard output unless `quiet_stdout`
-    (a console exporter's spans, say, which nobody reads).
+    (a console exporter's spans, say, which nobody reads) or a `stdout`
+    given (a pipe the bench reads a helper's answer from).
     """
 
     def __init__(self, command: list[str], *, quiet_stdout: bool = False, **options) -> None:
         self.output = tempfile.TemporaryFile()  # noqa: SIM115 (open while the process lives)
-        stdout = subprocess.DEVNULL if quiet_stdout else self.output
+        stdout = options.pop("stdout", subprocess.DEVNULL if quiet_stdout else self.output)
         super().__init__(command, stdout=stdout, stderr=self.output, **options)
 
     def tail(self, size: int = 4000) -> str:

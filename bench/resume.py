@@ -19,9 +19,7 @@ restart at most 20 %.
 
 import asyncio
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from statistics import median
@@ -41,8 +39,8 @@ async def measure(rounds: int) -> None:
     from my_welt_agent.factory import agent_of_yours, registry_of_yours, stored_runs
     from my_welt_agent.gate.run_limits import TurnCaps
     from my_welt_agent.model.scripted import ScriptedModel, call, reply, use
-    from my_welt_agent.runs.conversations import Conversations
     from my_welt_agent.settings import Settings
+    from my_welt_agent.turns.conversations import Conversations
     from my_welt_agent.wire.events import reply_events
     from my_welt_agent.wire.payload import payload_problem
 
@@ -156,20 +154,9 @@ async def measure(rounds: int) -> None:
 
 
 def main(rounds: int) -> None:
-    from _project import rendered_project  # the benchmark's environment only
+    from _project import measure_in_project  # the benchmark's environment only
 
-    project = rendered_project()
-    with tempfile.TemporaryDirectory(prefix="bench-resume-") as state:
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(project / "app"),
-            "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
-            "RUN_KEY_FILE": str(Path(state) / "run.key"),
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }
-        python = str(project / ".venv" / "bin" / "python")
-        measuring = [python, __file__, "--measure", str(rounds)]
-        subprocess.run(measuring, cwd=project, env=env, check=True)
+    measure_in_project(__file__, str(rounds))
 
 
 if __name__ == "__main__":

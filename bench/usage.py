@@ -47,10 +47,7 @@ total's read and write), to say where its time goes.
 """
 
 import asyncio
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -78,6 +75,7 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
     from statistics import median
     from unittest import mock
 
+    from _asgi import post
     from my_welt_agent import factory
     from my_welt_agent.factory import create_app
     from my_welt_agent.model.scripted import ScriptedModel, reply, with_usage
@@ -126,67 +124,6 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
         "on, thread budget": app("budget", accounting=True, thread_budget_tokens=BUDGET),
     }
 
-    async def post(built, session: str, messages: list[dict]) -> tuple[float, float, str]:
-        """One POST /invocations through the app's ASGI interface, as a server hands it over.
-
-        Seconds to the last text event and to the response's end, and the text.
-        """
-        body = json.dumps({"messages": messages}).encode()
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.4"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": "/invocations",
-            "raw_path": b"/invocations",
-            "query_string": b"",
-            "root_path": "",
-            "headers": [
-                (b"host", b"localhost"),
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"accept", b"text/event-stream"),
-                (b"x-amzn-bedrock-agentcore-runtime-session-id", session.encode()),
-            ],
-            "client": ("127.0.0.1", 50000),
-            "server": ("localhost", 80),
-        }
-        sent = [False]
-        ended = asyncio.Event()
-        chunks: list[bytes] = []
-        last_text = [0.0]
-
-        async def receive():
-            if not sent[0]:
-                sent[0] = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await ended.wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message):
-            if message["type"] == "http.response.start":
-                assert message["status"] == 200, message
-            elif message["type"] == "http.response.body":
-                chunk = message.get("body", b"")
-                if b'"data"' in chunk:
-                    last_text[0] = time.perf_counter()
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    ended.set()
-
-        start = time.perf_counter()
-        await built(scope, receive, send)
-        end = time.perf_counter()
-        events = [
-            json.loads(line.removeprefix("data: "))
-            for line in b"".join(chunks).decode().splitlines()
-            if line.startswith("data: ")
-        ]
-        said = "".join(event.get("data", "") for event in events if isinstance(event, dict))
-        assert said.endswith("Noted."), (session, events)
-        return last_text[0] - start, end - start, said
-
     async def thread(built, session: str, length: int) -> tuple[float, float]:
         """The turns of one thread; seconds to their last text and to their ends, summed."""
         messages: list[dict] = []
@@ -194,7 +131,9 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
         for turn in range(length):
             text = f"<@U0123456>: message {turn + 1} of thread {session}"
             messages.append({"role": "user", "content": [{"text": text}]})
-            reply_at, end, said = await post(built, session, messages)
+            answered = await post(built, session, messages)
+            reply_at, end, said = answered.last_text, answered.end, answered.text
+            assert said.endswith("Noted."), (session, said)
             to_text, to_end = to_text + reply_at, to_end + end
             messages.append({"role": "assistant", "content": [{"text": said}]})
         return to_text, to_end
@@ -333,21 +272,9 @@ async def measure(rounds: int, turns: int, state: Path) -> None:
 
 
 def main(rounds: int, turns: int, folder: str | None) -> None:
-    from _project import rendered_project  # the benchmark's environment only
+    from _project import measure_in_project  # the benchmark's environment only
 
-    project = rendered_project()
-    with tempfile.TemporaryDirectory(prefix="bench-usage-", dir=folder) as state:
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(project / "app"),
-            "SESSION_STORAGE_DIR": str(Path(state) / "sessions"),
-            "RUN_KEY_FILE": str(Path(state) / "run.key"),
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }
-        env.pop("VIRTUAL_ENV", None)
-        python = str(project / ".venv" / "bin" / "python")
-        measuring = [python, __file__, "--measure", str(rounds), str(turns), state]
-        subprocess.run(measuring, cwd=project, env=env, check=True)
+    measure_in_project(__file__, str(rounds), str(turns), folder=folder)
 
 
 if __name__ == "__main__":

@@ -92,5 +92,6 @@ def start_cloudformation_api() -> tuple[CloudFormationApi, ThreadingHTTPServer]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # Polled every 10 ms: shutdown() waits for the loop's next look, 0.5 s by default.
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     return api, server

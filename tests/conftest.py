@@ -51,8 +51,20 @@ TOGGLES = (
     "gate_unlisted_tools",
     "agent_manages_history",
 )
+# Five of the sixteen combinations hold every pair of two toggles' values
+# (a covering array of strength 2); the quick loop renders those, and the
+# whole suite every combination.
+EVERY_PAIR = {
+    (False, False, False, False),
+    (False, True, True, True),
+    (True, False, True, True),
+    (True, True, False, True),
+    (True, True, True, False),
+}
 COMBINATIONS = [
-    dict(zip(TOGGLES, values))
+    pytest.param(
+        dict(zip(TOGGLES, values)), marks=() if values in EVERY_PAIR else pytest.mark.slow
+    )
     for values in itertools.product((True, False), repeat=len(TOGGLES))
 ]
 

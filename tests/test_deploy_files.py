@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import TEMPLATE
 
 import tomllib
 
@@ -178,6 +179,29 @@ def test_the_update_check_passes_a_clean_project(project):
     )
 
     assert checked.returncode == 0, checked.stderr
+
+
+def test_the_update_check_runs_each_migration_until_it_runs_clean_then_deletes_it(project):
+    """An update renders scripts/move_yours.py and keep_old_imports.py; the project keeps neither."""
+    root = project()
+    scripts = root / "scripts"
+    migrations = TEMPLATE / "template" / "scripts"
+    (scripts / "keep_old_imports.py").write_bytes((migrations / "keep_old_imports.py").read_bytes())
+    (scripts / "move_yours.py").write_text("import sys\n\nsys.exit('kept a file: merge it by hand')\n")
+
+    failed = subprocess.run(["sh", "scripts/check-update.sh"], cwd=root, capture_output=True, text=True)
+
+    assert failed.returncode == 1
+    assert "kept a file: merge it by hand" in failed.stderr
+    assert (scripts / "move_yours.py").exists()
+    assert not (scripts / "keep_old_imports.py").exists()
+
+    (scripts / "move_yours.py").write_bytes((migrations / "move_yours.py").read_bytes())
+    again = subprocess.run(["sh", "scripts/check-update.sh"], cwd=root, capture_output=True, text=True)
+
+    assert again.returncode == 0, again.stderr
+    assert not (scripts / "move_yours.py").exists()
+    assert not (scripts / "keep_old_imports.py").exists()
 
 
 # What local runs leave in a project, and what leaves it there.

@@ -198,6 +198,7 @@ def test_an_old_release_copies_by_its_tag_and_records_the_tag(old_copy):
     assert f"# Made from release {version} of the template ({version})." in answers
 
 
+@pytest.mark.slow  # a whole copier update; the every-release journeys update every release
 def test_the_old_copy_updates_to_the_newest_tag_without_a_conflict(
     old_copy, tagged, tmp_path
 ):

@@ -1,14 +1,20 @@
 """Rendering: every combination of the yes/no answers gives a complete project."""
 
 import ast
+import itertools
 import py_compile
 import re
 
 import pytest
 import yaml
-from conftest import COMBINATIONS, TEMPLATE, combination_id, render
+from conftest import COMBINATIONS, EVERY_PAIR, TEMPLATE, TOGGLES, combination_id, render
 
 import tomllib
+
+# The migrations of projects from before 0.4.0 and 0.7.0, which only an update
+# renders (copier.yml's _exclude), and check-update.sh deletes once they ran.
+MIGRATIONS = {"move_yours.py", "keep_old_imports.py"}
+MOVE_YOURS = TEMPLATE / "template" / "scripts" / "move_yours.py"
 
 # GitHub Actions expressions, ${{ ... }}, are not Jinja.
 LEFTOVER_JINJA = re.compile(r"(?<!\$)\{\{|\{%")
@@ -18,6 +24,16 @@ def project_files(root):
     return sorted(
         path for path in root.rglob("*") if path.is_file() and ".git" not in path.parts
     )
+
+
+def test_the_quick_loop_s_combinations_hold_every_pair_of_two_toggles_values():
+    held = {
+        (first, second, values[first], values[second])
+        for values in EVERY_PAIR
+        for first, second in itertools.combinations(range(len(TOGGLES)), 2)
+    }
+
+    assert len(held) == 4 * len(list(itertools.combinations(TOGGLES, 2)))
 
 
 @pytest.mark.parametrize("answers", COMBINATIONS, ids=combination_id)
@@ -90,6 +106,14 @@ def test_a_copy_shows_the_release_it_was_made_from(project):
     assert f"# Made from release {template_version()} of the template" in answers_file
 
 
+def test_a_fresh_copy_has_no_migration_of_an_older_release(project):
+    """The scripts that move a project from before 0.4.0 or 0.7.0 come with an update alone."""
+    scripts = project() / "scripts"
+
+    assert {path.name for path in scripts.iterdir()} & MIGRATIONS == set()
+    assert {path.name for path in (TEMPLATE / "template" / "scripts").iterdir()} >= MIGRATIONS
+
+
 def test_a_fresh_readme_is_one_the_generated_docs_test_checks(project):
     readme = (project() / "README.md").read_text()
 
@@ -135,9 +159,10 @@ def test_what_you_own_is_one_folder_beside_the_templates_machinery(project):
     machinery = sorted(p.name for p in (package / "tools").iterdir())
     assert machinery == ["call_memo.py", "lazy.py", "left_out.py", "mcp.py", "prebuilt.py"]
     # An update from before 0.4.0 moves every other file of tools/ into yours/,
-    # so the script that moves them must know each module the template owns
-    # there, and registry.py, which stood there until 0.7.0.
-    script = (root / "scripts" / "move_yours.py").read_text()
+    # so the script that moves them (which only an update renders) must know
+    # each module the template owns there, and registry.py, which stood there
+    # until 0.7.0.
+    script = MOVE_YOURS.read_text()
     owned = re.search(r"^TEMPLATE_TOOLS = (\{.*\})$", script, re.M).group(1)
     assert set(ast.literal_eval(owned)) == {*machinery, "registry.py"}
     assert sorted(p.name for p in (root / "tests" / "yours").iterdir()) == [
@@ -274,12 +299,36 @@ def test_the_update_leaves_in_tools_every_module_the_template_renders_there(proj
     """scripts/move_yours.py moves what a project from before 0.4.0 kept in tools/ into yours/.
 
     It takes any module of tools/ it does not know for one of yours, so each
-    module the template renders there must be on its list.
+    module the template renders there must be on its list. The script is
+    rendered by an update alone, and no answer changes it: it is read from
+    the template.
     """
     root = project(include_mcp=True)
-    source = (root / "scripts" / "move_yours.py").read_text()
+    source = MOVE_YOURS.read_text()
     (listed,) = re.findall(r"^TEMPLATE_TOOLS = (\{.*\})$", source, re.M)
 
     rendered = {path.name for path in (root / "app" / "my_welt_agent" / "tools").glob("*.py")}
 
     assert rendered <= ast.literal_eval(listed)
+
+
+def test_every_python_line_naming_the_package_fits_with_the_longest_package_name():
+    """ruff wraps a line past 100 columns only where it can; an import or a comment it cannot.
+
+    A name of 40 characters (the most `package_name` takes) would push a long
+    `from <package>.x import a, b, c`, or a comment naming a path, past the
+    line, so such imports are written one name a line. Lines that Jinja
+    decides are left to the renders.
+    """
+    longest = "p" * 40
+    too_long = [
+        f"{path.relative_to(TEMPLATE)}:{number}"
+        for path in (TEMPLATE / "template").rglob("*")
+        if path.is_file() and path.name.endswith((".py", ".py.jinja"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "{{ package_name }}" in line
+        and "{%" not in line
+        and len(line.replace("{{ package_name }}", longest)) > 100
+    ]
+
+    assert too_long == []

@@ -353,6 +353,7 @@ def update_as_a_user_does(release: str, released: Path, tmp_path: Path, shared_e
     # What the template once rendered and renders no more is gone; the code is all in app/.
     gone = [PACKAGE, "main.py", "scripts/platform.py", "app/run-store-policy.json"]
     gone += [".copier-readme.md", "scripts/readme_changes.py", f"app/{PACKAGE}/policy.py"]
+    gone += ["scripts/move_yours.py", "scripts/keep_old_imports.py"]  # run, and deleted
     assert [path for path in gone if (project / path).exists()] == []
     for path, still in kept.items():
         assert still in (project / path).read_text(), path

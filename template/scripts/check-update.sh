@@ -21,15 +21,27 @@ for package in */; do
   find "$package" -type d -empty -delete
 done
 
+# The migrations below come with an update only (copier.yml leaves them out
+# of a new copy), and each goes once it has run clean, so a project never
+# keeps them. One that fails stays, to run again when you run this check
+# again after merging by hand.
+moving=0
+migrate() {
+  [ -f "scripts/$1" ] || return 0
+  if uv run --no-project --quiet python "scripts/$1"; then
+    rm -f "scripts/$1"
+  else
+    moving=1
+  fi
+}
 # 0.4.0 keeps the files you own in app/<package>/yours/. copier creates its
 # skeleton; scripts/move_yours.py moves your files from before 0.4.0 over it
 # (rewriting their imports, and a TOOLS list of bare tools into rows), once.
-moving=0
-uv run --no-project --quiet python scripts/move_yours.py || moving=1
+migrate move_yours.py
 # 0.7.0 put the package in folders by role; code of yours from before it
 # imports the old module names, which scripts/keep_old_imports.py keeps
 # importable, without editing your files.
-uv run --no-project --quiet python scripts/keep_old_imports.py || moving=1
+migrate keep_old_imports.py
 
 # 0.15.0 made README.md the template's, merged like its other files; the
 # first update from an older release merges it once more, three-way, with

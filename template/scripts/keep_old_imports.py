@@ -9,7 +9,9 @@ So, run by check-update.sh after an update, this script finds every old
 name a file of the project imports and writes, at the old path, a module
 that re-exports the new one: your files keep working as they are. Each
 stand-in says which new module to import instead; once nothing imports it,
-delete it. The template does not own these files, so no update touches them.
+delete it. The template does not own these files, so copier never touches
+them; when a later release moves a module again, this script rewrites the
+stand-ins that name it.
 """
 
 import ast
@@ -22,8 +24,8 @@ from pathlib import Path
 MOVED = {
     "checked_messages": ("wire.checked_messages",),
     "request_size": ("wire.request_size",),
-    "conversations": ("runs.conversations",),
-    "idle_agents": ("runs.idle_agents",),
+    "conversations": ("turns.conversations",),
+    "idle_agents": ("turns.idle_agents",),
     "stored_runs": ("runs.stored_runs", "runs.outcomes", "runs.record"),
     "run_storage": ("runs.storage",),
     "tools.registry": ("gate.registry",),
@@ -33,7 +35,7 @@ MOVED = {
     "tool_results": ("gate.tool_results",),
     "scripted_model": ("model.scripted",),
     "rehearsal": ("model.rehearsal",),
-    "restore": ("platform.restore",),
+    "restore": ("platform.restore", "identity"),
     "warmup": ("platform.warmup",),
     "tracing": ("platform.tracing",),
     "logs": ("platform.logs",),
@@ -53,6 +55,14 @@ def main(root: Path) -> int:
             continue
         for old in old_names(path, package):
             users.setdefault(old, set()).add(path.relative_to(root).as_posix())
+    # A stand-in written by an earlier update may name a module that has moved
+    # again since (0.17.0 moved runs/conversations.py into turns/), so each
+    # is written anew, even once nothing imports it.
+    folder = root / "app" / package
+    for path in folder.rglob("*.py"):
+        old = ".".join(path.relative_to(folder).with_suffix("").parts)
+        if old in MOVED and MARKER in path.read_text(errors="replace"):
+            users.setdefault(old, set())
     for old, files in sorted(users.items()):
         stand_in = root / "app" / package / Path(*old.split(".")).with_suffix(".py")
         if stand_in.exists() and MARKER not in stand_in.read_text():
@@ -61,7 +71,10 @@ def main(root: Path) -> int:
         if stand_in.exists() and stand_in.read_text() == text:
             continue
         stand_in.write_text(text)
-        print(f"kept {package}.{old} importable for {', '.join(sorted(files))}")
+        if files:
+            print(f"kept {package}.{old} importable for {', '.join(sorted(files))}")
+        else:
+            print(f"pointed {stand_in.relative_to(root)} at the new modules; nothing imports it")
     return 0
 
 
@@ -88,7 +101,7 @@ def old_names(path: Path, package: str) -> set[str]:
 
 def stand_in_for(package: str, old: str, files: list[str]) -> str:
     new = MOVED[old]
-    users = "".join(f"    {path}\n" for path in files)
+    users = "".join(f"    {path}\n" for path in files) or "    nothing any more\n"
     imports = "".join(f"from {package}.{module} import *  # noqa: F403\n" for module in sorted(new))
     return (
         f'"""`{package}.{old}`, where its names were before release 0.7.0.\n\n'

@@ -28,7 +28,7 @@ README from before 0.4.0 lacks it, and is checked once you fix it and add the li
   - `<package>.x.y` (and `from <package>.x import y`) is a module of the package that
     binds y; code the docs show imports the package only through `<package>.api`, the
     one module yours/ may import;
-  - `module.name` (`main.app`, `restore.instance_id()`) is bound in that module of the
+  - `module.name` (`main.app`, `identity.instance_id()`) is bound in that module of the
     project, or in any module of that package (`wire.MAX_FILE_BYTES`); a head the code
     also uses as a variable (`agent.state`) only needs the rest to be the code's;
     `Class.member` is a member of that class; `os.urandom` of the standard library is one
@@ -280,7 +280,13 @@ NOT_HERE = {
 }
 
 # Names in code spans that look like code and are nobody's Python, and why they pass.
-NOT_CODE: dict[str, str] = {}
+NOT_CODE = {
+    # of earlier releases, named as history: what a project from 0.1.0 had, which
+    # scripts/move_yours.py rewrites into rows, and which only an update renders
+    "POLICY": "policy.py's table, deleted in 0.4.0; docs/approvals.md says so",
+    "FILES_FROM": "the list of tools whose files went to the thread, deleted in 0.4.0",
+    "PREBUILT_TOOLS": "the strands-tools a project from 0.1.0 listed, `PREBUILT` since 0.4.0",
+}
 
 # Names the docs give that only other answers bring into the project: each passes here
 # when this project lacks it. The template's tests find each one in a rendering.

@@ -12,7 +12,18 @@ from pathlib import Path
 CODE = Path(__file__).resolve().parent.parent / "app"
 PACKAGE = next(path.parent for path in CODE.glob("*/settings.py"))
 NAME = PACKAGE.name
-ROLES = {"wire", "runs", "accounting", "gate", "memory", "tools", "model", "platform", "yours"}
+ROLES = {
+    "wire",
+    "turns",
+    "runs",
+    "accounting",
+    "gate",
+    "memory",
+    "tools",
+    "model",
+    "platform",
+    "yours",
+}
 
 
 def module_of(path: Path) -> str:
@@ -56,7 +67,14 @@ def test_the_package_is_folders_by_role_around_a_few_modules():
     loose = {path.name for path in PACKAGE.glob("*.py") if module_of(path) in MODULES}
 
     assert folders == ROLES
-    assert loose == {"__init__.py", "agent.py", "api.py", "factory.py", "settings.py"}
+    assert loose == {
+        "__init__.py",
+        "agent.py",
+        "api.py",
+        "factory.py",
+        "identity.py",
+        "settings.py",
+    }
 
 
 def test_no_module_imports_itself_around_a_loop():

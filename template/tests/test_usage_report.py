@@ -59,7 +59,8 @@ class LogsInsights(BaseHTTPRequestHandler):
 def logs_insights():
     LogsInsights.calls = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), LogsInsights)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # Polled every 10 ms: shutdown() waits for the loop's next look, 0.5 s by default.
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}", LogsInsights.calls
     server.shutdown()
     server.server_close()

@@ -23,7 +23,7 @@ def build_agent(
 ) -> Agent:
     """An agent for turns of Slack threads; the turn's messages are its prompt.
 
-    It serves one turn at a time; between turns runs/idle_agents.py resets it
+    It serves one turn at a time; between turns turns/idle_agents.py resets it
     to what it was when built, so build it the same way every time.
 
     Tools run concurrently (Strands' default), so every gated call of one

@@ -32,19 +32,20 @@ from .gate.run_limits import TurnCaps
 from .memory.per_user import UserMemory
 from .model.api_key import workload_token_of
 from .model.providers import check_provider, model_api_key, shared_model, warm_model
+from .platform.aws_session import AwsSession
 from .platform.caller import caller_of
 from .platform.local_only import LocalOnly
 from .platform.logs import log_json_lines, request_id, session_id
 from .platform.restore import FreshRandomness
 from .platform.tracing import start_tracing
 from .platform.warmup import WARMUP_PATH, warmup_endpoint
-from .runs.conversations import LOCAL_SESSION, Conversations
 from .runs.seal import open_seal_key
 from .runs.storage import open_run_storage
 from .runs.stored_runs import StoredRuns
 from .settings import AGENT_NAME, USE_MCP, ConfigurationError, Settings
 from .tools.left_out import LeftOutLibrary, explained
 from .tools.mcp import McpServerError, McpServers
+from .turns.conversations import LOCAL_SESSION, Conversations
 from .wire.events import error_event
 from .wire.nesting import NestingLimit
 from .wire.request_size import RequestSizeLimit
@@ -86,11 +87,13 @@ def create_app(
     served = registry_of_yours(settings) if registry is None else ServingRegistry(registry)
     hand_consent_to_gate(served)
     caps = TurnCaps(settings.max_model_calls_per_turn, settings.max_tool_calls_per_turn)
+    # One boto3 session for every AWS client of this app (platform/aws_session.py).
+    aws = AwsSession()
     # Deployed with Anthropic or OpenAI: the key's source in AgentCore Identity.
-    api_key = model_api_key(settings)
-    model = new_model or shared_model(settings, model_options_of_yours(), api_key)
+    api_key = model_api_key(settings, aws)
+    model = new_model or shared_model(settings, model_options_of_yours(), api_key, aws)
     agent = new_agent or agent_of_yours(served, caps)
-    store = store or stored_runs(settings)
+    store = store or stored_runs(settings, aws)
     conversations = Conversations(
         model,
         agent,
@@ -99,7 +102,7 @@ def create_app(
         caps,
         on_agentcore=settings.on_agentcore,
         approvers=settings.approvers,
-        memory=UserMemory(settings.memory_id) if settings.memory_id else None,
+        memory=UserMemory(settings.memory_id, aws) if settings.memory_id else None,
         api_key=api_key,
         accounting=accounting_of(settings, store),
     )
@@ -170,11 +173,11 @@ def audit_unread(settings: Settings) -> Callable[[Scope, str], None]:
     return record
 
 
-def stored_runs(settings: Settings) -> StoredRuns:
+def stored_runs(settings: Settings, aws: AwsSession | None = None) -> StoredRuns:
     """The run store the settings name, with their time limit and room."""
     return StoredRuns(
-        open_run_storage(settings),
-        open_seal_key(settings),
+        open_run_storage(settings, aws),
+        open_seal_key(settings, aws),
         keeps_history=settings.keeps_history,
         answer_within_days=settings.answer_within_days,
         max_waiting=settings.max_pending_runs,
@@ -232,7 +235,7 @@ def registry_of_yours(settings: Settings) -> ServingRegistry:
 
 
 def agent_of_yours(registry: Registry, caps: TurnCaps) -> Callable[[Model], Agent]:
-    """Agents with your prompt, for the idle-agent pool (runs/idle_agents.py)."""
+    """Agents with your prompt, for the idle-agent pool (turns/idle_agents.py)."""
     from .yours.prompt import SYSTEM_PROMPT
 
     return lambda model: build_agent(model, registry, system_prompt=SYSTEM_PROMPT, caps=caps)

@@ -281,7 +281,7 @@ class BucketTotals(Totals):
 
         if self._client is None:
             config = client_config().merge(Config(read_timeout=TOTAL_READ_TIMEOUT))
-            self._client = self.storage.session.client("s3", config=config)
+            self._client = self.storage.aws.client("s3", config)
         return self._client
 
     async def read(self, key: str) -> Tally:

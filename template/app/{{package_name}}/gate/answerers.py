@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from strands.interrupt import InterruptException
 
-from ..platform.caller import SlackUser
+from ..identity import SlackUser
 from ..settings import SLACK_USER, ConfigurationError
 from .audit import record_answer
 

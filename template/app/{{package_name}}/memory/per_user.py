@@ -18,7 +18,6 @@ says which call failed and why; a reply is never held back or lost for it.
 """
 
 import asyncio
-import functools
 import hashlib
 import logging
 import re
@@ -27,12 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from strands import Agent
 
+from ..identity import SlackUser
 from ..platform.aws_errors import aws_reason, from_aws_client
-from ..platform.caller import SlackUser
+from ..platform.aws_session import AwsSession
 
 if TYPE_CHECKING:
     from bedrock_agentcore.memory import MemorySessionManager
-    from boto3 import Session
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +58,9 @@ _NOT_IN_A_MEMORY_SESSION = re.compile(r"[^A-Za-z0-9_-]")
 class UserMemory:
     """Recalls a Slack user's records for their turn and keeps what the turn said."""
 
-    def __init__(self, memory_id: str) -> None:
+    def __init__(self, memory_id: str, aws: AwsSession | None = None) -> None:
         self.memory_id = memory_id
+        self.aws = aws or AwsSession()
         # Built on first use, in a request: nothing connects before V2's snapshot.
         self._manager: MemorySessionManager | None = None
 
@@ -142,9 +142,10 @@ class UserMemory:
                 read_timeout=5,
                 retries={"total_max_attempts": 1, "mode": "standard"},
             )
-            self._manager = MemorySessionManager(
-                self.memory_id, boto3_session=_session(), boto_client_config=config
-            )
+            with self.aws.making_clients() as session:
+                self._manager = MemorySessionManager(
+                    self.memory_id, boto3_session=session, boto_client_config=config
+                )
         return self._manager
 
     def _retrieve(self, manager: "MemorySessionManager", namespace: str, about: str) -> list[str]:
@@ -166,18 +167,6 @@ class UserMemory:
 def namespaces_of(user: SlackUser) -> list[str]:
     """The namespaces of this user's records: the only ones a run of theirs reads."""
     return [namespace.format(actorId=user.id) for namespace in NAMESPACES]
-
-
-@functools.cache
-def _session() -> "Session":
-    """One boto3 session per process, made on first use, in a request (after V2's snapshot).
-
-    A session of its own per client would load botocore's service model
-    again each time; credentials are resolved once either way.
-    """
-    import boto3
-
-    return boto3.Session()
 
 
 def recalled_section(user: SlackUser, records: Iterable[str]) -> str:

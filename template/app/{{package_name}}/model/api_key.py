@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from bedrock_agentcore.runtime.models import ACCESS_TOKEN_HEADER
 
 from ..platform.aws_errors import aws_reason, from_aws_client
+from ..platform.aws_session import AwsSession
 from ..platform.logs import hide_in_logs
 
 if TYPE_CHECKING:
@@ -90,17 +91,19 @@ def workload_token_of(headers: Mapping[str, str] | None) -> str | None:
 class IdentityApiKey:
     """The key behind one API-key credential provider, fetched once per process.
 
-    The boto3 session is made with the app, and connects at the first
-    fetch; tests record its calls.
+    The client is made from the app's session at the first fetch.
     """
 
-    def __init__(self, provider_name: str) -> None:
-        import boto3
-
+    def __init__(self, provider_name: str, aws: AwsSession | None = None) -> None:
         self.provider_name = provider_name
-        self.session: Session = boto3.Session()
+        self.aws = aws or AwsSession()
         self._key: str | None = None
         self._fetching: asyncio.Lock | None = None
+
+    @property
+    def session(self) -> "Session":
+        """The session the key is fetched with, whose calls tests record."""
+        return self.aws.session
 
     @property
     def key(self) -> str | None:
@@ -136,7 +139,7 @@ class IdentityApiKey:
         from botocore.config import Config
 
         config = Config(connect_timeout=5, read_timeout=10, user_agent_extra="welt-agent-model-key")
-        client = self.session.client("bedrock-agentcore", config=config)
+        client = self.aws.client("bedrock-agentcore", config)
         try:
             answer = client.get_resource_api_key(
                 resourceCredentialProviderName=self.provider_name,

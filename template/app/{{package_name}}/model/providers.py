@@ -20,6 +20,7 @@ from strands.models import BedrockModel, Model
 from strands.types.streaming import StreamEvent
 
 from ..platform.aws_errors import SignInNeeded, sign_in_reason
+from ..platform.aws_session import AwsSession
 from ..settings import ConfigurationError, Settings
 from .api_key import ApiKeyUnavailable, IdentityApiKey
 
@@ -57,11 +58,18 @@ def check_provider(settings: Settings) -> None:
         logger.warning("REHEARSAL MODE: no model is in use; every reply is scripted.")
 
 
-def build_model(settings: Settings, options: ModelOptions, api_key: str | None = None) -> Model:
+def build_model(
+    settings: Settings,
+    options: ModelOptions,
+    api_key: str | None = None,
+    aws: AwsSession | None = None,
+) -> Model:
     """The model the settings name, with your options. Imports only the chosen provider's client.
 
     api_key, when given, is the key AgentCore Identity gave this process
     (model/api_key.py); otherwise the settings' key, from the environment.
+    Bedrock's client comes from the app's AWS session, unless your options
+    name a region or a session of their own.
     """
     provider, model_id = settings.model_provider, settings.model_id
     if provider == "rehearsal":
@@ -85,7 +93,10 @@ def build_model(settings: Settings, options: ModelOptions, api_key: str | None =
             client_args["base_url"] = settings.openai_base_url
         return OpenAIModel(client_args=client_args, **chosen)
 
-    return SigningBedrockModel(**chosen)
+    if aws is None or "region_name" in chosen or "boto_session" in chosen:
+        return SigningBedrockModel(**chosen)
+    with aws.making_clients() as session:
+        return SigningBedrockModel(boto_session=session, **chosen)
 
 
 # What a person running the agent on their machine does about credentials
@@ -129,7 +140,10 @@ def _raise_sign_in_needed(failure: Exception) -> None:
 
 
 def shared_model(
-    settings: Settings, options: ModelOptions, api_key: IdentityApiKey | None = None
+    settings: Settings,
+    options: ModelOptions,
+    api_key: IdentityApiKey | None = None,
+    aws: AwsSession | None = None,
 ) -> Callable[[], Model]:
     """The model every thread of this process uses, built when it is first asked for.
 
@@ -137,7 +151,7 @@ def shared_model(
     per turn would build a client for every message. The model keeps no
     conversation state, so one serves all threads. With a key from AgentCore
     Identity, it is built with the key the request fetched before asking
-    (runs/conversations.py), and built again if the key changed since.
+    (turns/conversations.py), and built again if the key changed since.
     """
     built: list[tuple[str | None, Model]] = []
     building = threading.Lock()
@@ -148,7 +162,7 @@ def shared_model(
             if not built or (key is not None and built[0][0] != key):
                 if api_key is not None and key is None:  # each request fetches it first
                     raise ApiKeyUnavailable("the model was asked for before its key was fetched")
-                built[:] = [(key, build_model(settings, options, key))]
+                built[:] = [(key, build_model(settings, options, key, aws))]
             return built[0][1]
 
     return model
@@ -167,10 +181,10 @@ def warm_model(settings: Settings, model: Callable[[], Model]) -> Callable[[], o
     return lambda: import_module(module)
 
 
-def model_api_key(settings: Settings) -> IdentityApiKey | None:
+def model_api_key(settings: Settings, aws: AwsSession | None = None) -> IdentityApiKey | None:
     """The key's source on AgentCore (MODEL_API_KEY_PROVIDER), or None where .env gives the key."""
     if settings.model_api_key_provider and settings.model_provider in KEYED_PROVIDERS:
-        return IdentityApiKey(settings.model_api_key_provider)
+        return IdentityApiKey(settings.model_api_key_provider, aws)
     return None
 
 

@@ -17,7 +17,7 @@ import re
 from strands.types.content import Messages
 from strands.types.tools import ToolSpec
 
-from ..platform.restore import instance_id
+from ..identity import instance_id
 from .rehearsal_scenes import HINT, scene_turn
 from .scripted import Event, ScriptedModel, call, reply, use
 

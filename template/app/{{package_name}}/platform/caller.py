@@ -14,9 +14,9 @@ for the model; anyone can type one, so it never identifies anybody here.
 """
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..identity import SlackUser
 from ..settings import SLACK_USER, Settings
 
 if TYPE_CHECKING:
@@ -29,18 +29,6 @@ USER_ID_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-User-Id"
 # How much of a refused user id a log line shows: enough to recognise it,
 # never a 64 KiB header copied whole.
 SHOWN_OF_A_REFUSED_ID = 80
-
-
-@dataclass(frozen=True)
-class SlackUser:
-    """A Slack user as Welt names it: `slack:<team>:<user>`."""
-
-    id: str
-
-    @property
-    def mention(self) -> str:
-        """How Slack shows the user in a message: <@U…>."""
-        return f"<@{self.id.rsplit(':', 1)[1]}>"
 
 
 def caller_of(headers: "Headers | None", settings: Settings) -> SlackUser | None:

@@ -30,6 +30,7 @@ import traceback
 from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
+from functools import cache
 
 # The Slack thread (AgentCore session) and request a line belongs to.
 session_id: ContextVar[str | None] = ContextVar("session_id", default=None)
@@ -79,21 +80,51 @@ def _spelt_any_way(name: str) -> str:
     return "[-_]?".join(re.escape(letter) for letter in name)
 
 
-_SECRET_NAME = "|".join(_spelt_any_way(name) for name in SECRET_NAMES)
-# A secret's name, the end of its quotes, ":" or "=", then its value: quoted
-# (to the same quote, escapes skipped, or to the end of the text) or bare
-# (to the next space or delimiter; "Bearer" and "Basic" are part of it).
-_NAMED_VALUE = re.compile(
-    r"(?<![A-Za-z0-9])(?:"
-    + _SECRET_NAME
-    + r""")
-        (?P<between>\\*["']?[ \t]*[:=]\s*(?-i:b)?)
-        (?:(?P<quote>\\*["'])(?:\\.|[^\\])*?(?:(?P=quote)|\Z)
-          |(?:(?:bearer|basic)[ ]+)?[^\s"'\\,;&<>()\[\]{}]+)""",
-    re.IGNORECASE | re.VERBOSE | re.DOTALL,
-)
-# The same in XML, as STS answers: <SessionToken>...</SessionToken>.
-_SECRET_ELEMENT = re.compile(rf"(<(?:{_SECRET_NAME})>)[^<]*", re.IGNORECASE)
+# Leaves out what a secret's name may hold between its letters, so that a
+# name lowercased and squeezed is one of SECRET_NAMES as it stands.
+_SQUEEZED = str.maketrans("", "", "-_")
+
+
+@cache
+def _secret_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The patterns of a named secret's value, in text and in XML; compiled on first need.
+
+    Most lines name no secret (`_may_name_a_secret`), so most processes
+    never build these: the first is a long alternation, slow to compile.
+    """
+    names = "|".join(_spelt_any_way(name) for name in SECRET_NAMES)
+    # A secret's name, the end of its quotes, ":" or "=", then its value:
+    # quoted (to the same quote, escapes skipped, or to the end of the
+    # text) or bare (to the next space or delimiter; "Bearer" and "Basic"
+    # are part of it).
+    named_value = re.compile(
+        r"(?<![A-Za-z0-9])(?:"
+        + names
+        + r""")
+            (?P<between>\\*["']?[ \t]*[:=]\s*(?-i:b)?)
+            (?:(?P<quote>\\*["'])(?:\\.|[^\\])*?(?:(?P=quote)|\Z)
+              |(?:(?:bearer|basic)[ ]+)?[^\s"'\\,;&<>()\[\]{}]+)""",
+        re.IGNORECASE | re.VERBOSE | re.DOTALL,
+    )
+    # The same in XML, as STS answers: <SessionToken>...</SessionToken>.
+    element = re.compile(rf"(<(?:{names})>)[^<]*", re.IGNORECASE)
+    return named_value, element
+
+
+def _may_name_a_secret(text: str) -> bool:
+    """False only for a text in which no pattern of `_secret_patterns` can match.
+
+    Squeezing out "-" and "_" and lowercasing can only make more names
+    appear, never fewer. Outside ASCII, case-insensitive matching knows
+    folds that `lower()` does not (the long s, the Kelvin sign), so such a
+    text always goes to the patterns.
+    """
+    if not text.isascii():
+        return True
+    squeezed = text.lower().translate(_SQUEEZED)
+    return any(name in squeezed for name in SECRET_NAMES)
+
+
 # What could be a JSON body holding a secret, before it is parsed.
 _MAY_HOLD_A_SECRET = re.compile(rb"(?i)key|token|secret|password|authorization|signature")
 
@@ -116,8 +147,11 @@ def hidden(text: str) -> str:
     """The text with every secret it shows, known or named, replaced by SHOWN_INSTEAD."""
     for secret in _HIDDEN:
         text = text.replace(secret, SHOWN_INSTEAD)
-    text = _NAMED_VALUE.sub(_hide_named, text)
-    return _SECRET_ELEMENT.sub(rf"\1{SHOWN_INSTEAD}", text)
+    if not _may_name_a_secret(text):
+        return text
+    named_value, element = _secret_patterns()
+    text = named_value.sub(_hide_named, text)
+    return element.sub(rf"\1{SHOWN_INSTEAD}", text)
 
 
 def shortened(text: str, most: int = LONGEST_SHOWN) -> str:

@@ -19,12 +19,14 @@ is reseeded from os.urandom at the start of every request, /ping included
 microseconds (measured on Python 3.12 and 3.13), less than parsing the
 request's headers. Code that wants a repeatable sequence keeps its own
 `random.Random(seed)`, which nothing else draws from.
+
+An id of the instance follows the same rule the other way round: drawn once,
+at the first request, and kept (`instance_id`, in identity.py, where code
+below the platform can reach it).
 """
 
 import os
 import random
-import secrets
-import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,23 +53,3 @@ class FreshRandomness:
         if scope["type"] in ("http", "websocket"):
             fresh_randomness()
         await self.app(scope, receive, send)
-
-
-_instance: str | None = None
-_drawing = threading.Lock()
-
-
-def instance_id() -> str:
-    """An id of this instance (this process), drawn from the kernel when a request first asks.
-
-    Not at import, nor in the warm-up: the snapshot holds whatever was drawn
-    by then, and every instance restored from it would share the id.
-    AgentCore snapshots before it sends the first /invocations, so an id
-    first drawn while serving one belongs to this instance alone. Never use
-    os.getpid() or socket.gethostname() as one: 1 and localhost everywhere.
-    """
-    global _instance
-    with _drawing:
-        if _instance is None:
-            _instance = secrets.token_hex(8)
-        return _instance

@@ -24,10 +24,10 @@ from strands.models import Model
 from ..gate.registry import Registry
 from ..gate.run_limits import TurnCaps
 from ..model.scripted import ScriptedModel, call, reply, use
-from ..runs.conversations import Conversations
 from ..runs.seal import ProcessKey
 from ..runs.storage import MemoryStorage
 from ..runs.stored_runs import StoredRuns
+from ..turns.conversations import Conversations
 
 # AgentCore's hook takes a path of at most 32 characters, not /invocations or /ping.
 WARMUP_PATH = "/warmup"

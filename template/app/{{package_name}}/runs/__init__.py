@@ -1,1 +1,1 @@
-"""Runs and their storage: one request of a thread, and the runs that wait hours for an answer."""
+"""Stored runs: the runs that wait hours for an answer, and what to say when one cannot go on."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..platform.aws_errors import aws_reason, from_aws_client
+from ..platform.aws_session import AwsSession
 from ..platform.logs import hide_in_logs
 from ..settings import ConfigurationError, Settings
 from .storage import StoreUnavailable
@@ -80,13 +81,16 @@ class SealKey:
 class SecretKey(SealKey):
     """A Secrets Manager secret's string: deployed, the stack's, readable by the runtime alone."""
 
-    def __init__(self, secret_id: str) -> None:
-        import boto3
-
+    def __init__(self, secret_id: str, aws: AwsSession | None = None) -> None:
         super().__init__()
         self.secret_id = secret_id
-        # Made with the app; it connects on first use. Tests record its calls.
-        self.session: Session = boto3.Session()
+        # The app's session; the client connects on first use.
+        self.aws = aws or AwsSession()
+
+    @property
+    def session(self) -> "Session":
+        """The session the key is read with, whose calls tests record."""
+        return self.aws.session
 
     def describe(self) -> str:
         return f"secret {self.secret_id}"
@@ -95,7 +99,7 @@ class SecretKey(SealKey):
         from botocore.config import Config
 
         config = Config(connect_timeout=5, read_timeout=10, user_agent_extra="welt-agent-runs")
-        client = self.session.client("secretsmanager", config=config)
+        client = self.aws.client("secretsmanager", config)
         try:
             answer = client.get_secret_value(SecretId=self.secret_id)
         except Exception as failure:
@@ -181,10 +185,10 @@ class ProcessKey(SealKey):
         return secrets.token_hex(32).encode()
 
 
-def open_seal_key(settings: Settings) -> SealKey:
+def open_seal_key(settings: Settings, aws: AwsSession | None = None) -> SealKey:
     """The secret RUN_KEY_SECRET names (deployed), else the key file of this machine."""
     if settings.run_key_secret:
-        return SecretKey(settings.run_key_secret)
+        return SecretKey(settings.run_key_secret, aws)
     return FileKey(settings.run_key_file)
 
 

@@ -25,6 +25,7 @@ from strands.storage import InMemoryStorage, LocalFileStorage, S3Storage
 from strands.types.exceptions import StorageError
 
 from ..platform.aws_errors import aws_reason, from_aws_client
+from ..platform.aws_session import AwsSession
 from ..settings import Settings
 
 if TYPE_CHECKING:
@@ -117,23 +118,25 @@ class BucketStorage(RunStorage):
     is built, and connect on first use.
     """
 
-    def __init__(self, bucket: str, prefix: str = "") -> None:
-        import boto3
-
+    def __init__(self, bucket: str, prefix: str = "", aws: AwsSession | None = None) -> None:
         self.bucket = bucket
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
-        # One session for the snapshots and the claims: credentials are resolved once.
-        self.session: Session = boto3.Session()
+        # The app's session, for the snapshots, the claims and the usage totals.
+        self.aws = aws or AwsSession()
         # S3Storage adds the "/" itself: given "agent/" it would write under "agent//".
-        super().__init__(
-            S3Storage(
+        with self.aws.making_clients() as session:
+            storage = S3Storage(
                 bucket,
                 prefix=self.prefix.rstrip("/"),
-                boto_session=self.session,
+                boto_session=session,
                 boto_client_config=client_config(),
             )
-        )
+        super().__init__(storage)
         self._client: BaseClient | None = None
+
+    @property
+    def session(self) -> "Session":
+        return self.aws.session
 
     def describe(self) -> str:
         where = f"S3 bucket '{self.bucket}'"
@@ -143,7 +146,7 @@ class BucketStorage(RunStorage):
         from botocore.exceptions import ClientError
 
         if self._client is None:
-            self._client = self.session.client("s3", config=client_config())
+            self._client = self.aws.client("s3", client_config())
         try:
             await asyncio.to_thread(
                 self._client.put_object,
@@ -176,10 +179,10 @@ class MemoryStorage(RunStorage):
         return True
 
 
-def open_run_storage(settings: Settings) -> RunStorage:
+def open_run_storage(settings: Settings, aws: AwsSession | None = None) -> RunStorage:
     """The store the settings name: a bucket for RUN_STORE=s3, else the session-storage folder."""
     if settings.run_store == "s3":
-        return BucketStorage(settings.state_bucket, settings.state_prefix)
+        return BucketStorage(settings.state_bucket, settings.state_prefix, aws)
     return FolderStorage(settings.session_storage_dir)
 
 

@@ -2,7 +2,7 @@
 
 Welt resumes an interrupted run with a second request that carries only the
 answers, maybe hours later, maybe in another process. A run that stops on
-its questions is therefore stored before they go out (stored_runs.py). The
+its questions is therefore stored before they go out (runs/stored_runs.py). The
 process also holds on to the agent, and resumes it directly while it can;
 after a restart, or once it has let go, the run is restored from the store.
 Either way the stored run is claimed first, so only one delivery of the
@@ -30,6 +30,7 @@ from ..gate.answerers import ANSWERING, OTHERS_ANSWERED, STARTED_BY, Answering, 
 from ..gate.audit import record_turned_away
 from ..gate.registry import Registry
 from ..gate.run_limits import TurnCaps, new_turn
+from ..identity import SlackUser
 from ..memory.per_user import (
     SAID,
     UserMemory,
@@ -42,16 +43,15 @@ from ..memory.per_user import (
 from ..model.api_key import ApiKeyUnavailable, IdentityApiKey
 from ..model.providers import refused_key
 from ..platform.aws_errors import SignInNeeded
-from ..platform.caller import SlackUser
 from ..platform.logs import shortened
+from ..runs.outcomes import CannotContinue, SessionIdError, unreadable_history
+from ..runs.record import Waiting, load
+from ..runs.storage import StoreUnavailable
+from ..runs.stored_runs import StoredRuns
 from ..wire.answers import answers_problem
 from ..wire.events import error_event, reply_events
 from ..wire.payload import RefusedPayload, WeltAnswer, WeltMessage, WeltRequest, as_welt_request
 from .idle_agents import IdleAgents
-from .outcomes import CannotContinue, SessionIdError, unreadable_history
-from .record import Waiting, load
-from .storage import StoreUnavailable
-from .stored_runs import StoredRuns
 
 logger = logging.getLogger(__name__)
 
