@@ -6,6 +6,11 @@ and exactly app/pyproject.toml's pins, which are uv.lock's. It is built on
 this machine before the synth, so no Docker is needed, and kept under
 cdk.out/ by a hash of what went into it, so an unchanged app/ is not built
 again.
+
+The session-binding endpoint's Lambda code (with user tokens) is built the
+same way: the package's source, and only the libraries its handler imports
+(authlib, boto3) with what they need, at the same pins, for the Lambda's
+arm64 Linux. Not Strands: the handler imports nothing that pulls it.
 """
 
 import hashlib
@@ -13,7 +18,9 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from . import project
@@ -21,6 +28,17 @@ from . import project
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
 BUILT = ROOT / "cdk.out" / ".code-zips"
+ENDPOINT_BUILT = ROOT / "cdk.out" / ".endpoint-zips"
+
+# What the session-binding endpoint's handler imports besides the standard
+# library and the package: Sign in with Slack's OpenID Connect client, and
+# the AWS SDK, bundled rather than the Lambda runtime's, which can predate
+# CompleteResourceTokenAuth.
+ENDPOINT_REQUIREMENTS = ("authlib", "boto3")
+# The handler the endpoint's Lambda runs: a module of the package, which the
+# bundle holds whole (app/<package>/binding/endpoint.py).
+ENDPOINT_MODULE = "binding.endpoint"
+ENDPOINT_HANDLER = f"{project.PACKAGE_NAME}.{ENDPOINT_MODULE}.handler"
 
 # What never ships from app/: the AgentCore CLI leaves out the same, and
 # app/uv.lock is what `agentcore dev` leaves there.
@@ -77,7 +95,48 @@ def built_code_zip(code: Path = APP, built: Path = BUILT) -> tuple[Path, str]:
     Only the latest is kept: each is the size of the deploy, and every edit
     of app/ makes a new one.
     """
-    key = fingerprint(code)
+    return _built(fingerprint(code), built, lambda output: _build(code, output))
+
+
+def endpoint_pins(code: Path = APP) -> list[str]:
+    """app/pyproject.toml's pins, which must pin what the endpoint's handler imports."""
+    pins = tomllib.loads((code / "pyproject.toml").read_text())["project"]["dependencies"]
+    pinned = {re.split(r"[\s\[=<>!~;]", pin, maxsplit=1)[0].lower() for pin in pins}
+    missing = [name for name in ENDPOINT_REQUIREMENTS if name not in pinned]
+    if missing:
+        raise BundleError(
+            f"app/pyproject.toml pins no {', '.join(missing)}, which the session-binding "
+            "endpoint imports: run make install (or make lock) before deploying"
+        )
+    return list(pins)
+
+
+def endpoint_fingerprint(code: Path = APP) -> str:
+    """A hash of the package's files, the pins and the Python the endpoint's libraries are for."""
+    package = code / project.PACKAGE_NAME
+    digest = hashlib.sha256(
+        f"{project.PYTHON_VERSION} {PLATFORMS} {ENDPOINT_REQUIREMENTS}".encode()
+        + "\n".join(endpoint_pins(code)).encode()
+    )
+    for path in code_files(package):
+        digest.update(str(path.relative_to(code)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def built_endpoint_bundle(code: Path = APP, built: Path = ENDPOINT_BUILT) -> tuple[Path, str]:
+    """The folder the endpoint's Lambda code is made of, built once per fingerprint, and that."""
+    module = Path(project.PACKAGE_NAME, *ENDPOINT_MODULE.split(".")).with_suffix(".py")
+    if not (code / module).is_file():
+        raise BundleError(
+            f"app/{module.as_posix()} is missing: the session-binding endpoint's Lambda runs "
+            f"{ENDPOINT_HANDLER}"
+        )
+    return _built(
+        endpoint_fingerprint(code), built, lambda output: _build_endpoint(code, output)
+    )
+
+
+def _built(key: str, built: Path, build: Callable[[Path], None]) -> tuple[Path, str]:
     folder = built / key
     for stale in built.iterdir() if built.is_dir() else ():
         if stale.name != key:
@@ -86,7 +145,7 @@ def built_code_zip(code: Path = APP, built: Path = BUILT) -> tuple[Path, str]:
         partial = built / f".{key}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         try:
-            _build(code, partial)
+            build(partial)
         except BaseException:
             shutil.rmtree(partial, ignore_errors=True)
             raise
@@ -97,17 +156,36 @@ def built_code_zip(code: Path = APP, built: Path = BUILT) -> tuple[Path, str]:
 def _build(code: Path, output: Path) -> None:
     """Copy the code, then install its pinned dependencies beside it for aarch64."""
     output.mkdir(parents=True)
-    for path in code_files(code):
+    _copy(code, code, output)
+    _install(["-r", "pyproject.toml"], code, output, "app/pyproject.toml's pins")
+
+
+def _build_endpoint(code: Path, output: Path) -> None:
+    """Copy the package, then install what its handler imports, at app/'s pins, for aarch64."""
+    output.mkdir(parents=True)
+    _copy(code / project.PACKAGE_NAME, code, output)
+    with tempfile.TemporaryDirectory() as folder:
+        constraints = Path(folder, "constraints.txt")
+        constraints.write_text("\n".join(endpoint_pins(code)) + "\n")
+        what = " and ".join(ENDPOINT_REQUIREMENTS)
+        _install([*ENDPOINT_REQUIREMENTS, "-c", str(constraints)], code, output, what)
+
+
+def _copy(folder: Path, code: Path, output: Path) -> None:
+    for path in code_files(folder):
         target = output / path.relative_to(code)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
+
+
+def _install(requirements: list[str], code: Path, output: Path, what: str) -> None:
     uv = shutil.which("uv")
     if uv is None:
-        raise BundleError("the code zip needs uv on PATH to install app/'s dependencies")
+        raise BundleError(f"the code zip needs uv on PATH to install {what}")
     for platform in PLATFORMS:
         installed = subprocess.run(
             [
-                uv, "pip", "install", "--quiet", "-r", "pyproject.toml", "--target", str(output),
+                uv, "pip", "install", "--quiet", *requirements, "--target", str(output),
                 "--python-version", project.PYTHON_VERSION, "--python-platform", platform,
                 "--only-binary", ":all:", "--no-compile",
             ],
@@ -120,4 +198,4 @@ def _build(code: Path, output: Path) -> None:
             break
     if installed.returncode != 0:
         last = (installed.stderr.strip().splitlines() or ["no output"])[-1]
-        raise BundleError(f"installing app/pyproject.toml's pins for aarch64 failed: {last}")
+        raise BundleError(f"installing {what} for aarch64 failed: {last}")
