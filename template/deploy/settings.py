@@ -261,7 +261,7 @@ def load_environment(name: str, path: Path = SETTINGS_FILE) -> Environment:
     approvers = _slack_users(where, "approvers", table.pop("approvers", []))
     budget_exempt = _slack_users(where, "budget_exempt", table.pop("budget_exempt", []))
     _check_budgets(where, table)
-    user_tokens = _user_tokens(f"{path.name} [{name}", table.pop("user_tokens", {}))
+    user_tokens = _user_tokens(path.name, name, table.pop("user_tokens", {}))
     _check_slack_client_id(where, name, table.get("slack_client_id"), user_tokens)
     return Environment(
         name=name,
@@ -272,12 +272,13 @@ def load_environment(name: str, path: Path = SETTINGS_FILE) -> Environment:
     )
 
 
-def _user_tokens(opened: str, tables: object) -> tuple[TokenProvider, ...]:
-    """Each [<env>.user_tokens.<name>] table, checked; `opened` is "environments.toml [<env>"."""
+def _user_tokens(file: str, environment: str, tables: object) -> tuple[TokenProvider, ...]:
+    """Each [<env>.user_tokens.<name>] table, checked."""
+    opened = f"{file} [{environment}"
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
         raise SettingError(
             f"{opened}] user_tokens must be tables, one per provider, such as "
-            f"{opened}.user_tokens.github] (got {tables!r})"
+            f"[{environment}.user_tokens.github] (got {tables!r})"
         )
     providers = []
     for name, table in tables.items():

@@ -349,8 +349,14 @@ class UserTokens:
         and empties them when the endpoint goes.
         """
         stack = self.stack
-        identity_arn = cfn_runtime.get_att("WorkloadIdentityDetails.WorkloadIdentityArn").to_string()
-        identity_name = Fn.select(3, Fn.split("/", identity_arn))
+        # Named as the runtime's id, `<runtime name>-<ten characters>`, as a
+        # deployed runtime's GetAgentRuntime shows (its WorkloadIdentityDetails
+        # is an object, which neither a GetAtt nor cfn-lint can take apart).
+        identity_name = cfn_runtime.attr_agent_runtime_id
+        identity_arn = self._arn(
+            "bedrock-agentcore",
+            f"workload-identity-directory/default/workload-identity/{identity_name}",
+        )
         return_url = Fn.join("", [self.url.url, CALLBACK_PATH])
 
         def allowed(urls: list[str], ignoring: str | None = None) -> cr.AwsSdkCall:
