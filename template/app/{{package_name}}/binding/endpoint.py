@@ -32,20 +32,17 @@ whenever the endpoint is served over HTTPS (always, deployed).
 
 `handler(event, context)` serves a Lambda function URL (payload 2.0); its
 configuration is read from the environment on the first request and kept
-(`Config.from_environment`). It imports the standard library, boto3,
+(settings.py). It imports the standard library, boto3,
 authlib and consent_link alone: the Lambda bundle holds nothing else.
 """
 
 import html
 import json
 import logging
-import os
 import secrets
-import stat
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -58,12 +55,12 @@ from ..acting.consent_link import (
     seal,
     unseal,
 )
-from .used_states import StoreUnavailable, UsedStates, UsedStatesInBucket, UsedStatesInFolder
+from .settings import Config
+from .used_states import StoreUnavailable
 
 audit_log = logging.getLogger(f"{__name__.rpartition('.')[0]}.audit")
 logger = logging.getLogger(__name__)
 
-DEFAULT_SLACK_ISSUER = "https://slack.com"
 SIGN_IN_SECONDS = 600
 BINDING_SECONDS = 600
 SIGN_IN_PURPOSE = "sign-in"
@@ -72,8 +69,6 @@ BINDING_PURPOSE = "binding"
 # Domain, Path=/, Secure: no other host or path can set or read it).
 SIGN_IN_COOKIE = "welt_sign_in"
 BINDING_COOKIE = "welt_binding"
-# The shortest consent key taken: 256 bits as hex, or a secret of as many characters.
-MIN_KEY_CHARACTERS = 32
 TEAM_CLAIM = "https://slack.com/team_id"
 USER_CLAIM = "https://slack.com/user_id"
 
@@ -85,124 +80,6 @@ _PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
 }
-
-
-class ConfigurationError(Exception):
-    """The endpoint's settings are missing or wrong; the message names the variable, in one line."""
-
-
-@dataclass(frozen=True)
-class Config:
-    """What the endpoint needs: Slack's OIDC client, the consent key, the claimed-states store."""
-
-    slack_issuer: str
-    slack_client_id: str
-    slack_client_secret: str = field(repr=False)
-    consent_key: bytes = field(repr=False)
-    used_states: UsedStates
-    # The endpoint's own base URL (no trailing slash); None: https://<the request's host>.
-    public_url: str | None = None
-
-    @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None) -> "Config":
-        """SLACK_ISSUER, SLACK_CLIENT_ID, SLACK_CLIENT_SECRET(_ARN), CONSENT_KEY_SECRET|FILE,
-        USED_STATES_BUCKET + USED_STATES_PREFIX | USED_STATES_DIR, PUBLIC_URL."""
-        env = os.environ if env is None else env
-        client_id = env.get("SLACK_CLIENT_ID", "")
-        if not client_id:
-            raise ConfigurationError("SLACK_CLIENT_ID is not set: the Slack app's client id")
-        if env.get("SLACK_CLIENT_SECRET_ARN"):
-            client_secret = _secret_string(env["SLACK_CLIENT_SECRET_ARN"])
-        elif env.get("SLACK_CLIENT_SECRET"):
-            client_secret = env["SLACK_CLIENT_SECRET"]
-        else:
-            raise ConfigurationError(
-                "set SLACK_CLIENT_SECRET_ARN (deployed) or SLACK_CLIENT_SECRET (on this machine)"
-            )
-        if env.get("CONSENT_KEY_SECRET"):
-            key = _secret_string(env["CONSENT_KEY_SECRET"]).encode()
-            where = f"secret {env['CONSENT_KEY_SECRET']}"
-        elif env.get("CONSENT_KEY_FILE"):
-            path = Path(env["CONSENT_KEY_FILE"]).expanduser()
-            key, where = read_or_make_key_file(path), f"key file {path}"
-        else:
-            raise ConfigurationError(
-                "set CONSENT_KEY_SECRET (deployed) or CONSENT_KEY_FILE (on this machine)"
-            )
-        if len(key) < MIN_KEY_CHARACTERS:
-            raise ConfigurationError(f"the consent key ({where}) is shorter than 32 characters")
-        used: UsedStates
-        if env.get("USED_STATES_BUCKET"):
-            import boto3
-
-            used = UsedStatesInBucket(
-                env["USED_STATES_BUCKET"], env.get("USED_STATES_PREFIX", ""), boto3.client("s3")
-            )
-        elif env.get("USED_STATES_DIR"):
-            used = UsedStatesInFolder(Path(env["USED_STATES_DIR"]).expanduser())
-        else:
-            raise ConfigurationError(
-                "set USED_STATES_BUCKET (deployed) or USED_STATES_DIR (on this machine)"
-            )
-        return cls(
-            slack_issuer=(env.get("SLACK_ISSUER") or DEFAULT_SLACK_ISSUER).rstrip("/"),
-            slack_client_id=client_id,
-            slack_client_secret=client_secret,
-            consent_key=key,
-            used_states=used,
-            public_url=(env.get("PUBLIC_URL") or "").rstrip("/") or None,
-        )
-
-
-def _secret_string(secret_id: str) -> str:
-    """A Secrets Manager secret's string (boto3 finds the service as the environment says)."""
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    try:
-        answer = boto3.client("secretsmanager").get_secret_value(SecretId=secret_id)
-    except ClientError as failure:
-        code = failure.response.get("Error", {}).get("Code", "an error")
-        raise ConfigurationError(f"secret {secret_id} could not be read: {code}") from None
-    except BotoCoreError as failure:
-        raise ConfigurationError(f"secret {secret_id} could not be read: {failure}") from None
-    text = answer.get("SecretString")
-    if not isinstance(text, str) or not text:
-        raise ConfigurationError(f"secret {secret_id} holds no SecretString")
-    return text
-
-
-def read_or_make_key_file(path: Path) -> bytes:
-    """The key in a file of this machine, made on first use readable by its owner alone.
-
-    The agent makes the same file the same way (runs/seal.py's FileKey):
-    whichever starts first makes it, the other reads it. One that others may
-    read is refused: whoever reads it can make a link the endpoint trusts.
-    """
-    try:
-        return _read_private(path)
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w") as written:
-        written.write(secrets.token_hex(32))
-    try:
-        os.link(draft, path)
-    except FileExistsError:
-        pass
-    finally:
-        draft.unlink()
-    return _read_private(path)
-
-
-def _read_private(path: Path) -> bytes:
-    with path.open("rb") as file:
-        mode = stat.S_IMODE(os.fstat(file.fileno()).st_mode)
-        if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise ConfigurationError(f"the consent key file {path} is open to others: chmod 600 it")
-        return file.read().strip()
 
 
 def _slack_sign_in(config: Config) -> Any:
@@ -643,8 +520,3 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             each.setFormatter(_JsonLines())
         _endpoint.append(Endpoint(Config.from_environment()))
     return _endpoint[0].handle(event)
-
-
-def with_public_url(config: Config, url: str) -> Config:
-    """The same configuration, served at url (a local server learns its port once it listens)."""
-    return replace(config, public_url=url.rstrip("/"))

@@ -16,7 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from .endpoint import Config, Endpoint, with_public_url
+from .endpoint import Endpoint
+from .settings import Config, with_public_url
 
 
 def function_url_event(
