@@ -9,7 +9,7 @@ again.
 
 The session-binding endpoint's Lambda code (with user tokens) is built the
 same way: the package's source, and only the libraries its handler imports
-(authlib, boto3) with what they need, at the same pins, for the Lambda's
+(authlib with requests, boto3) with what they need, at the same pins, for the Lambda's
 arm64 Linux. Not Strands: the handler imports nothing that pulls it.
 """
 
@@ -31,10 +31,12 @@ BUILT = ROOT / "cdk.out" / ".code-zips"
 ENDPOINT_BUILT = ROOT / "cdk.out" / ".endpoint-zips"
 
 # What the session-binding endpoint's handler imports besides the standard
-# library and the package: Sign in with Slack's OpenID Connect client, and
-# the AWS SDK, bundled rather than the Lambda runtime's, which can predate
-# CompleteResourceTokenAuth.
-ENDPOINT_REQUIREMENTS = ("authlib", "boto3")
+# library and the package: Sign in with Slack's OpenID Connect client with
+# the HTTP client it runs on (authlib's requests integration), and the AWS
+# SDK, bundled rather than the Lambda runtime's, which can predate
+# CompleteResourceTokenAuth. A test imports what the handler names from
+# what the bundle holds.
+ENDPOINT_REQUIREMENTS = ("authlib", "requests", "boto3")
 # The handler the endpoint's Lambda runs: a module of the package, which the
 # bundle holds whole (app/<package>/binding/endpoint.py).
 ENDPOINT_MODULE = "binding.endpoint"
@@ -167,7 +169,7 @@ def _build_endpoint(code: Path, output: Path) -> None:
     with tempfile.TemporaryDirectory() as folder:
         constraints = Path(folder, "constraints.txt")
         constraints.write_text("\n".join(endpoint_pins(code)) + "\n")
-        what = " and ".join(ENDPOINT_REQUIREMENTS)
+        what = ", ".join(ENDPOINT_REQUIREMENTS)
         _install([*ENDPOINT_REQUIREMENTS, "-c", str(constraints)], code, output, what)
 
 
