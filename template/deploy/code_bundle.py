@@ -9,8 +9,9 @@ again.
 
 The session-binding endpoint's Lambda code (with user tokens) is built the
 same way: the package's source, and only the libraries its handler imports
-(authlib with requests, boto3) with what they need, at the same pins, for the Lambda's
-arm64 Linux. Not Strands: the handler imports nothing that pulls it.
+(authlib with requests, boto3) with what they need, at the same pins, for
+the Lambda's arm64 Linux. Not Strands: the handler imports nothing that
+pulls it.
 """
 
 import hashlib
