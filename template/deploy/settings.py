@@ -73,9 +73,10 @@ class SettingError(ValueError):
 
 @dataclass(frozen=True)
 class TokenProvider:
-    """An OAuth app the agent's tools get a person's own token from ([<env>.user_tokens.<name>]).
+    """An OAuth app the agent's tools get a person's own token from.
 
-    name is what a tool declares (`UserToken("github", ...)`); vendor one of
+    Declared as [staging.user_tokens.github] (a table per environment and
+    app). name is what a tool declares (`UserToken("github", ...)`); vendor one of
     VENDORS; client_id the app's, public. Its client secret is never a
     setting: `make oauth-secret` stores it in Secrets Manager.
     """

@@ -124,6 +124,8 @@ class UserTokens:
         As the model's key: a dynamic reference CloudFormation resolves while
         it deploys, pinned by `make deploy` to the secret's current version,
         and that secret readable by CloudFormation's execution role alone.
+        Identity's callback URL for it, to register at the OAuth app, is an
+        output: GithubCallbackUrl for a user token named github.
         """
         environment = self.environment
         name = environment.token_provider_name(provider)
