@@ -80,10 +80,7 @@ def read_api_key(stdin: TextIO) -> str:
 
 def read_secret(stdin: TextIO, prompt: str, what: str) -> str:
     """A secret typed at a terminal without echo, or piped in (read_api_key says why)."""
-    if stdin.isatty():
-        typed = getpass.getpass(f"{prompt} (not shown): ")
-    else:
-        typed = stdin.readline()
+    typed = getpass.getpass(f"{prompt} (not shown): ") if stdin.isatty() else stdin.readline()
     secret = typed.strip()
     if not secret:
         raise SettingError(f"no {what} was given: paste it at the prompt, or pipe it in")

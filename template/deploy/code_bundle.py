@@ -134,9 +134,7 @@ def built_endpoint_bundle(code: Path = APP, built: Path = ENDPOINT_BUILT) -> tup
             f"app/{module.as_posix()} is missing: the session-binding endpoint's Lambda runs "
             f"{ENDPOINT_HANDLER}"
         )
-    return _built(
-        endpoint_fingerprint(code), built, lambda output: _build_endpoint(code, output)
-    )
+    return _built(endpoint_fingerprint(code), built, lambda output: _build_endpoint(code, output))
 
 
 def _built(key: str, built: Path, build: Callable[[Path], None]) -> tuple[Path, str]:

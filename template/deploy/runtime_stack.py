@@ -550,4 +550,3 @@ class AgentRuntimeStack(Stack):
                 runtime=project.RUNTIME_VERSION,
             )
         )
-

@@ -153,7 +153,7 @@ class Environment:
 
     @property
     def slack_client_secret_name(self) -> str:
-        """The secret the stack makes for the Slack app's client secret; `make slack-secret` fills it."""
+        """Where the Slack app's client secret is kept: made by the stack, filled by a make task."""
         return f"{self.stack_name}/slack-client-secret"
 
     def token_provider(self, name: str) -> TokenProvider:
@@ -314,7 +314,7 @@ def _user_tokens(file: str, environment: str, tables: object) -> tuple[TokenProv
 def _check_slack_client_id(
     where: str, name: str, client_id: object, user_tokens: tuple[TokenProvider, ...]
 ) -> None:
-    """Sign in with Slack at the consent endpoint needs the Slack app's client id, and only it does."""
+    """Sign in with Slack at the consent endpoint needs the Slack app's client id, nothing else."""
     if user_tokens and client_id is None:
         raise SettingError(
             f"{where} needs slack_client_id with user_tokens: the consent endpoint signs people "

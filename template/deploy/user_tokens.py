@@ -133,16 +133,15 @@ class UserTokens:
         client_secret = SecretValue.secrets_manager(
             secret, version_id=pins.client_secret_versions.get(name)
         ).unsafe_unwrap()  # a secretsmanager dynamic reference, never the secret
+        l1 = agentcore.CfnOAuth2CredentialProvider
         config_key, config_type = _CONFIGS[provider.vendor]
-        config = getattr(agentcore.CfnOAuth2CredentialProvider, config_type)(
-            client_id=provider.client_id, client_secret=client_secret
-        )
-        cfn = agentcore.CfnOAuth2CredentialProvider(
+        config = getattr(l1, config_type)(client_id=provider.client_id, client_secret=client_secret)
+        cfn = l1(
             self.stack,
             f"{camel(provider.name)}TokenProvider",
             name=name,
             credential_provider_vendor=VENDORS[provider.vendor],
-            oauth2_provider_config_input=agentcore.CfnOAuth2CredentialProvider.Oauth2ProviderConfigInputProperty(
+            oauth2_provider_config_input=l1.Oauth2ProviderConfigInputProperty(
                 **{config_key: config}
             ),
         )
@@ -164,7 +163,7 @@ class UserTokens:
         return cfn
 
     def _consent_key(self) -> secretsmanager.Secret:
-        """The key that seals a consent link's state: generated, read by the runtime and the endpoint.
+        """The key that seals a consent link's state: generated, read by the runtime and endpoint.
 
         Its own, not the run seal key: the endpoint is public, and must not
         be able to seal a run the agent would trust.
@@ -284,7 +283,9 @@ class UserTokens:
             runtime=getattr(lambda_.Runtime, f"PYTHON_{project.PYTHON_VERSION.replace('.', '_')}"),
             architecture=lambda_.Architecture.ARM_64,
             handler=code_bundle.ENDPOINT_HANDLER,
-            code=lambda_.Code.from_asset(str(folder), asset_hash=key, asset_hash_type=AssetHashType.CUSTOM),
+            code=lambda_.Code.from_asset(
+                str(folder), asset_hash=key, asset_hash_type=AssetHashType.CUSTOM
+            ),
             role=role,
             log_group=log_group,
             timeout=ENDPOINT_TIMEOUT,
@@ -343,7 +344,7 @@ class UserTokens:
         )
 
     def bind(self, cfn_runtime: agentcore.CfnRuntime) -> None:
-        """The runtime's workload identity: its one return URL, and the endpoint's right to complete.
+        """The runtime's workload identity: its one return URL, the endpoint's right to complete.
 
         AgentCore makes the runtime's workload identity, so CloudFormation
         cannot declare its allowed return URLs: a CDK custom resource sets

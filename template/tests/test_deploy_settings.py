@@ -348,7 +348,8 @@ def test_a_user_token_reaches_the_runtime_as_its_identity_providers_name(tmp_pat
     assert staging.slack_client_id == "1234567890123.1234567890123"
     assert variables["USER_TOKEN_PROVIDERS"] == f"github={project.AGENT_NAME}-staging-github"
     # Prod declares none, and gets none.
-    assert "USER_TOKEN_PROVIDERS" not in runtime.environment_variables(load_environment("prod", path))
+    prod = runtime.environment_variables(load_environment("prod", path))
+    assert "USER_TOKEN_PROVIDERS" not in prod
 
 
 BAD_USER_TOKENS = {

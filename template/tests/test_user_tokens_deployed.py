@@ -13,6 +13,7 @@ are run against Secrets Manager and STS on this machine.
 """
 
 import ast
+import importlib
 import io
 import json
 import shutil
@@ -37,13 +38,16 @@ from synthesized import (
     text_of,
 )
 
-from deploy import __main__ as commands
 from deploy import code_bundle, permissions, project
 from deploy.aws import AwsError
 from deploy.settings import SETTINGS_FILE, Environment, SettingError, load_environment
 
 # Each starts the CDK's Node.js process or a server of its own.
 pytestmark = pytest.mark.slow
+
+# The commands `make oauth-secret`, `make slack-secret` and `make deploy` run
+# (imported by name: deploy/__main__.py imports the CDK's app where it synthesizes).
+commands = importlib.import_module("deploy.__main__")
 
 SLACK_CLIENT_ID = "1234567890123.1234567890123"
 GITHUB_CLIENT_ID = "Ov23liAbCdEfGhIjKlMn"
@@ -106,9 +110,7 @@ def staging(tmp_path_factory) -> Environment:
 def arn(service: str, resource: str) -> str:
     """An ARN as the template writes it for staging's placeholder account and Region."""
     environment = load_environment("staging")
-    return (
-        f"arn:{{AWS::Partition}}:{service}:{environment.region}:{environment.account}:{resource}"
-    )
+    return f"arn:{{AWS::Partition}}:{service}:{environment.region}:{environment.account}:{resource}"
 
 
 def runtime_variables(template: dict) -> dict[str, str]:
@@ -159,7 +161,8 @@ def test_the_github_app_is_an_identity_provider_made_from_the_secret_make_oauth_
     deployed, staging
 ):
     (github,) = staging.user_tokens
-    (provider,) = resources(deployed["with"], "AWS::BedrockAgentCore::OAuth2CredentialProvider").values()
+    kind = "AWS::BedrockAgentCore::OAuth2CredentialProvider"
+    (provider,) = resources(deployed["with"], kind).values()
 
     properties = provider["Properties"]
     assert properties["Name"] == f"{project.AGENT_NAME}-staging-github"
@@ -520,7 +523,7 @@ def test_without_user_tokens_the_stack_has_no_provider_endpoint_or_secret_of_the
     assert not {"GithubCallbackUrl", "SlackRedirectUrl"} & set(template["Outputs"])
 
 
-# ---------------------------------------------------------------- make oauth-secret, make slack-secret
+# ---------------------------------------------------------------- make oauth-secret, slack-secret
 
 # The account STS answers for on the local AWS server (moto's).
 LOCAL_ACCOUNT = "123456789012"
