@@ -40,6 +40,7 @@ from synthesized import (
 
 from deploy import code_bundle, permissions, project
 from deploy.aws import AwsError
+from deploy.rollback import rollback_pins
 from deploy.settings import SETTINGS_FILE, Environment, SettingError, load_environment
 
 # Each starts the CDK's Node.js process or a server of its own.
@@ -521,6 +522,18 @@ def test_without_user_tokens_the_stack_has_no_provider_endpoint_or_secret_of_the
         runtime_variables(template)
     )
     assert not {"GithubCallbackUrl", "SlackRedirectUrl"} & set(template["Outputs"])
+
+
+def test_a_rollback_keeps_the_client_secret_version_the_stack_was_deployed_with(deployed):
+    """As the model key's: a secret stored since the deploy is not taken by a rollback."""
+    stack = json.loads(
+        json.dumps(deployed["with"]).replace(":SecretString:::}}", ":SecretString:::v7}}")
+    )
+
+    pins = rollback_pins(load_environment("staging"), {"LiveVersion": "3"}, stack)
+
+    assert pins.client_secret_versions == {f"{project.AGENT_NAME}-staging-github": "v7"}
+    assert pins.live_version == "2"
 
 
 # ---------------------------------------------------------------- make oauth-secret, slack-secret
