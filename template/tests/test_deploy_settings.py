@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from synthesized import without_user_tokens
 
 from deploy import project, runtime
 from deploy.settings import ENVIRONMENTS, SETTINGS_FILE, SettingError, load_environment
@@ -323,7 +324,7 @@ def with_user_token(
     tmp_path: Path, table: tuple[str, ...] = GITHUB, *lines: str, name: str = "github"
 ) -> Path:
     """environments.toml with lines added to [staging], then a [staging.user_tokens.<name>]."""
-    staging, prod = SETTINGS_FILE.read_text().split("[prod]\n")
+    staging, prod = without_user_tokens(SETTINGS_FILE.read_text()).split("[prod]\n")
     edited = tmp_path / "environments.toml"
     edited.write_text(
         "\n".join(
@@ -405,7 +406,9 @@ def test_a_bad_user_token_is_refused_in_one_line_naming_its_key(
 
 
 def test_a_slack_client_id_without_a_user_token_is_refused_as_unused(tmp_path):
-    path = with_setting(tmp_path, "[staging]\n", f"[staging]\n{SLACK_CLIENT_ID}\n")
+    text = without_user_tokens(SETTINGS_FILE.read_text())
+    path = tmp_path / "environments.toml"
+    path.write_text(text.replace("[staging]\n", f"[staging]\n{SLACK_CLIENT_ID}\n", 1))
 
     with pytest.raises(SettingError) as refused:
         load_environment("staging", path)
@@ -417,7 +420,9 @@ def test_a_slack_client_id_without_a_user_token_is_refused_as_unused(tmp_path):
 
 
 def test_user_tokens_that_are_not_tables_are_refused_in_one_line(tmp_path):
-    path = with_setting(tmp_path, "[staging]\n", '[staging]\nuser_tokens = "github"\n')
+    text = without_user_tokens(SETTINGS_FILE.read_text())
+    path = tmp_path / "environments.toml"
+    path.write_text(text.replace("[staging]\n", '[staging]\nuser_tokens = "github"\n', 1))
 
     with pytest.raises(SettingError) as refused:
         load_environment("staging", path)

@@ -36,6 +36,7 @@ from synthesized import (
     resources,
     synthesize,
     text_of,
+    without_user_tokens,
 )
 
 from deploy import code_bundle, permissions, project
@@ -65,7 +66,7 @@ ALLOWED_CDK_W3005 = ("LogRetention", "AWS679f53fac002430cb0da5b7982bd2287", "Con
 
 def with_user_tokens(text: str, account: str | None = None) -> str:
     """environments.toml with GitHub as staging's user token (and another account, if given)."""
-    staging, prod = text.split("[prod]\n")
+    staging, prod = without_user_tokens(text).split("[prod]\n")
     if account is not None:
         staging = staging.replace('account = "000000000000"', f'account = "{account}"')
     return (
@@ -80,18 +81,18 @@ def deployed(tmp_path_factory) -> dict[str, Any]:
     """Staging's runtime stack with GitHub declared, and without; staging's CI role with it."""
     pytest.importorskip("aws_cdk", reason="the synth needs the CDK: make synth ENV=staging adds it")
     folder = tmp_path_factory.mktemp("deployed")
-    settings = folder / "environments.toml"
-    settings.write_text(with_user_tokens(SETTINGS_FILE.read_text()))
-    runs = {
-        "with": ("staging", settings, folder / "with"),
-        "without": ("staging", SETTINGS_FILE, folder / "without"),
+    text = SETTINGS_FILE.read_text()
+    settings = {
+        "with": written(tmp_path_factory.mktemp("with"), with_user_tokens(text)),
+        "without": written(tmp_path_factory.mktemp("without"), without_user_tokens(text)),
     }
-    written = synthesize(*runs.values())
+    runs = {case: ("staging", path, folder / case) for case, path in settings.items()}
+    templates = synthesize(*runs.values())
     stack = load_environment("staging").stack_name
     return {
-        "with": written[runs["with"][2]][stack],
-        "without": written[runs["without"][2]][stack],
-        "ci-role": written[runs["with"][2]][f"{stack}-ci-role"],
+        "with": templates[runs["with"][2]][stack],
+        "without": templates[runs["without"][2]][stack],
+        "ci-role": templates[runs["with"][2]][f"{stack}-ci-role"],
         "paths": [str(path) for path in runs["with"][2].glob("*.template.json")],
     }
 
