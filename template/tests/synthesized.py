@@ -29,7 +29,11 @@ for name, settings, outdir in json.loads(sys.argv[1]):
     synthesize(load_environment(name, Path(settings)), Path(outdir))
 """
 
-# The roles the stack makes, by the start of their logical id.
+# What the tests declare: GitHub as staging's user token, and the Slack app.
+SLACK_CLIENT_ID = "1234567890123.1234567890123"
+GITHUB_CLIENT_ID = "Ov23liAbCdEfGhIjKlMn"
+
+# The roles the stack makes, by their logical id without the CDK's hash.
 RUNTIME_ROLE = "ExecutionRole"
 ENDPOINT_ROLE = "ConsentEndpointRole"
 # The CDK's one Lambda function for every AwsCustomResource of a stack.
@@ -48,6 +52,36 @@ def without_user_tokens(text: str) -> str:
         if not skipping and not line.startswith("slack_client_id"):
             kept.append(line)
     return "".join(kept)
+
+
+def with_user_tokens(text: str, account: str | None = None) -> str:
+    """environments.toml with GitHub as staging's user token (and another account, if given)."""
+    staging, prod = without_user_tokens(text).split("[prod]\n")
+    if account is not None:
+        staging = staging.replace('account = "000000000000"', f'account = "{account}"')
+    return (
+        f'{staging.rstrip()}\nslack_client_id = "{SLACK_CLIENT_ID}"\n\n'
+        f'[staging.user_tokens.github]\nvendor = "github"\nclient_id = "{GITHUB_CLIENT_ID}"\n\n'
+        f"[prod]\n{prod}"
+    )
+
+
+def written(folder: Path, text: str) -> Path:
+    """A settings file named as the project's, which the errors name."""
+    (folder / "environments.toml").write_text(text)
+    return folder / "environments.toml"
+
+
+def staging_with_github(folder: Path) -> dict[str, dict]:
+    """Staging's templates (runtime stack, CI role) with GitHub declared, by stack name.
+
+    For a test that compares what the roles may do with what the code
+    calls: `grants(templates[stack])[RUNTIME_ROLE]`, and ENDPOINT_ROLE's.
+    """
+    project_settings = PROJECT / "deploy" / "environments.toml"
+    settings = written(folder, with_user_tokens(project_settings.read_text()))
+    outdir = folder / "cdk.out"
+    return synthesize(("staging", settings, outdir))[outdir]
 
 
 def offline_env() -> dict[str, str]:

@@ -28,7 +28,9 @@ from conftest import PROJECT, S3_CREDENTIALS, local_s3
 from synthesized import (
     CUSTOM_RESOURCE_ROLE,
     ENDPOINT_ROLE,
+    GITHUB_CLIENT_ID,
     RUNTIME_ROLE,
+    SLACK_CLIENT_ID,
     grants,
     listed,
     managed_policies,
@@ -36,7 +38,9 @@ from synthesized import (
     resources,
     synthesize,
     text_of,
+    with_user_tokens,
     without_user_tokens,
+    written,
 )
 
 from deploy import code_bundle, permissions, project
@@ -51,8 +55,6 @@ pytestmark = pytest.mark.slow
 # (imported by name: deploy/__main__.py imports the CDK's app where it synthesizes).
 commands = importlib.import_module("deploy.__main__")
 
-SLACK_CLIENT_ID = "1234567890123.1234567890123"
-GITHUB_CLIENT_ID = "Ov23liAbCdEfGhIjKlMn"
 # The cfn-lint the template's own suite lints every rendering with; run by uvx,
 # outside the project, whose environment leaves out a library cfn-lint needs.
 CFN_LINT = "cfn-lint==1.58.0"
@@ -62,18 +64,6 @@ CFN_LINT = "cfn-lint==1.58.0"
 # DependsOn and in a GetAtt.
 ALLOWED_FINDINGS = {("E3002", "Runtime")}
 ALLOWED_CDK_W3005 = ("LogRetention", "AWS679f53fac002430cb0da5b7982bd2287", "ConsentEndpoint")
-
-
-def with_user_tokens(text: str, account: str | None = None) -> str:
-    """environments.toml with GitHub as staging's user token (and another account, if given)."""
-    staging, prod = without_user_tokens(text).split("[prod]\n")
-    if account is not None:
-        staging = staging.replace('account = "000000000000"', f'account = "{account}"')
-    return (
-        f'{staging.rstrip()}\nslack_client_id = "{SLACK_CLIENT_ID}"\n\n'
-        f'[staging.user_tokens.github]\nvendor = "github"\nclient_id = "{GITHUB_CLIENT_ID}"\n\n'
-        f"[prod]\n{prod}"
-    )
 
 
 @pytest.fixture(scope="module")
@@ -95,12 +85,6 @@ def deployed(tmp_path_factory) -> dict[str, Any]:
         "ci-role": templates[runs["with"][2]][f"{stack}-ci-role"],
         "paths": [str(path) for path in runs["with"][2].glob("*.template.json")],
     }
-
-
-def written(folder: Path, text: str) -> Path:
-    """A settings file named as the project's, which the errors name."""
-    (folder / "environments.toml").write_text(text)
-    return folder / "environments.toml"
 
 
 @pytest.fixture(scope="module")
