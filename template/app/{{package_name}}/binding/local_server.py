@@ -11,6 +11,7 @@ configuration the environment gives (endpoint.py's Config.from_environment).
 
 import argparse
 import base64
+import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -111,6 +112,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     port = parser.parse_args().port
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # the audit lines, as they come
     url, server, _ = serve_endpoint(Config.from_environment(), port=port)
     print(f"Serving the session-binding endpoint on {url}", flush=True)
     try:
