@@ -8,8 +8,8 @@ cdk.out/ by a hash of what went into it, so an unchanged app/ is not built
 again.
 
 The session-binding endpoint's Lambda code (with user tokens) is built the
-same way: the package's source, and only the libraries its handler imports
-(authlib with requests, boto3) with what they need, at the same pins, for
+same way: the package's source, and only the `binding` dependency group
+(authlib, requests, boto3) with what they need, at uv.lock's versions, for
 the Lambda's arm64 Linux. Not Strands: the handler imports nothing that
 pulls it.
 """
@@ -31,13 +31,11 @@ APP = ROOT / "app"
 BUILT = ROOT / "cdk.out" / ".code-zips"
 ENDPOINT_BUILT = ROOT / "cdk.out" / ".endpoint-zips"
 
-# What the session-binding endpoint's handler imports besides the standard
-# library and the package: Sign in with Slack's OpenID Connect client with
-# the HTTP client it runs on (authlib's requests integration), and the AWS
-# SDK, bundled rather than the Lambda runtime's, which can predate
-# CompleteResourceTokenAuth. A test imports what the handler names from
-# what the bundle holds.
-ENDPOINT_REQUIREMENTS = ("authlib", "requests", "boto3")
+# The dependency group of the session-binding endpoint's libraries (the
+# project's pyproject.toml): what its handler imports besides the standard
+# library and the package. Its bundle installs the group alone, as uv.lock
+# resolves it; a test imports what the handler names from what it holds.
+ENDPOINT_GROUP = "binding"
 # The handler the endpoint's Lambda runs: a module of the package, which the
 # bundle holds whole (app/<package>/binding/endpoint.py).
 ENDPOINT_MODULE = "binding.endpoint"
@@ -101,25 +99,35 @@ def built_code_zip(code: Path = APP, built: Path = BUILT) -> tuple[Path, str]:
     return _built(fingerprint(code), built, lambda output: _build(code, output))
 
 
-def endpoint_pins(code: Path = APP) -> list[str]:
-    """app/pyproject.toml's pins, which must pin what the endpoint's handler imports."""
-    pins = tomllib.loads((code / "pyproject.toml").read_text())["project"]["dependencies"]
-    pinned = {re.split(r"[\s\[=<>!~;]", pin, maxsplit=1)[0].lower() for pin in pins}
-    missing = [name for name in ENDPOINT_REQUIREMENTS if name not in pinned]
-    if missing:
+def endpoint_requirements(root: Path = ROOT) -> list[str]:
+    """The endpoint's libraries as uv.lock pins them: the binding group, `name==version ; markers`."""
+    uv = shutil.which("uv")
+    if uv is None:
+        raise BundleError("the endpoint's bundle needs uv on PATH to read uv.lock")
+    options = ["--frozen", "--no-hashes", "--no-header", "--no-annotate", "--no-emit-project"]
+    exported = subprocess.run(
+        [uv, "export", *options, "--only-group", ENDPOINT_GROUP, "--format", "requirements-txt"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"},
+    )
+    requirements = [line.strip() for line in exported.stdout.splitlines() if line.strip()]
+    if exported.returncode != 0 or not requirements:
+        last = (exported.stderr.strip().splitlines() or ["it pins none"])[-1]
         raise BundleError(
-            f"app/pyproject.toml pins no {', '.join(missing)}, which the session-binding "
-            "endpoint imports: run make install (or make lock) before deploying"
+            f"uv.lock's {ENDPOINT_GROUP} group, the session-binding endpoint's libraries, could "
+            f"not be read ({last}): run make install (or make lock) before deploying"
         )
-    return list(pins)
+    return requirements
 
 
-def endpoint_fingerprint(code: Path = APP) -> str:
-    """A hash of the package's files, the pins and the Python the endpoint's libraries are for."""
+def endpoint_fingerprint(code: Path = APP, root: Path = ROOT) -> str:
+    """A hash of the package's files, the endpoint's pins and the Python they are for."""
     package = code / project.PACKAGE_NAME
     digest = hashlib.sha256(
-        f"{project.PYTHON_VERSION} {PLATFORMS} {ENDPOINT_REQUIREMENTS}".encode()
-        + "\n".join(endpoint_pins(code)).encode()
+        f"{project.PYTHON_VERSION} {PLATFORMS} {ENDPOINT_GROUP}".encode()
+        + "\n".join(endpoint_requirements(root)).encode()
     )
     for path in code_files(package):
         digest.update(str(path.relative_to(code)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -134,7 +142,11 @@ def built_endpoint_bundle(code: Path = APP, built: Path = ENDPOINT_BUILT) -> tup
             f"app/{module.as_posix()} is missing: the session-binding endpoint's Lambda runs "
             f"{ENDPOINT_HANDLER}"
         )
-    return _built(endpoint_fingerprint(code), built, lambda output: _build_endpoint(code, output))
+    return _built(
+        endpoint_fingerprint(code, code.parent),
+        built,
+        lambda output: _build_endpoint(code, output),
+    )
 
 
 def _built(key: str, built: Path, build: Callable[[Path], None]) -> tuple[Path, str]:
@@ -162,14 +174,14 @@ def _build(code: Path, output: Path) -> None:
 
 
 def _build_endpoint(code: Path, output: Path) -> None:
-    """Copy the package, then install what its handler imports, at app/'s pins, for aarch64."""
+    """Copy the package, then install the binding group's pins beside it, for aarch64."""
     output.mkdir(parents=True)
     _copy(code / project.PACKAGE_NAME, code, output)
     with tempfile.TemporaryDirectory() as folder:
-        constraints = Path(folder, "constraints.txt")
-        constraints.write_text("\n".join(endpoint_pins(code)) + "\n")
-        what = ", ".join(ENDPOINT_REQUIREMENTS)
-        _install([*ENDPOINT_REQUIREMENTS, "-c", str(constraints)], code, output, what)
+        requirements = Path(folder, "requirements.txt")
+        requirements.write_text("\n".join(endpoint_requirements(code.parent)) + "\n")
+        what = f"uv.lock's {ENDPOINT_GROUP} group"
+        _install(["-r", str(requirements)], code, output, what)
 
 
 def _copy(folder: Path, code: Path, output: Path) -> None:
