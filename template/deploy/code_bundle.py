@@ -100,7 +100,7 @@ def built_code_zip(code: Path = APP, built: Path = BUILT) -> tuple[Path, str]:
 
 
 def endpoint_requirements(root: Path = ROOT) -> list[str]:
-    """The endpoint's libraries as uv.lock pins them: the binding group, `name==version ; markers`."""
+    """The endpoint's libraries as uv.lock pins them (the binding group): `name==version ; ...`."""
     uv = shutil.which("uv")
     if uv is None:
         raise BundleError("the endpoint's bundle needs uv on PATH to read uv.lock")
