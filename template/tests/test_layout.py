@@ -13,6 +13,7 @@ CODE = Path(__file__).resolve().parent.parent / "app"
 PACKAGE = next(path.parent for path in CODE.glob("*/settings.py"))
 NAME = PACKAGE.name
 ROLES = {
+    "acting",
     "wire",
     "turns",
     "runs",
