@@ -186,7 +186,9 @@ class UserTokens:
         }
         if force:
             request["forceAuthentication"] = True
-        config = Config(connect_timeout=5, read_timeout=10, user_agent_extra="welt-agent-user-token")
+        config = Config(
+            connect_timeout=5, read_timeout=10, user_agent_extra="welt-agent-user-token"
+        )
         client = self.aws.client("bedrock-agentcore", config)
         try:
             answer = client.get_resource_oauth2_token(**request)
@@ -260,7 +262,7 @@ class UserToken:
         return _Call(self, tool_context).fetched()
 
     def refused(self, tool_context: "ToolContext") -> NoReturn:
-        """The service refused the token `of_starter` gave (a 401): ask the starter to connect again.
+        """The service refused the token `of_starter` gave (a 401): the starter connects again.
 
         Consent starts afresh (forceAuthentication); once it is given, the
         tool runs again from its first line and `of_starter` has the new token.

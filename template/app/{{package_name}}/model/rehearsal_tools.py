@@ -39,7 +39,9 @@ UNMATCHED = interrupt_name("rehearsal-unmatched")
 
 # The GitHub token of the person who started the run: the playground's
 # stand-ins play Identity and GitHub (USER_TOKEN_API_URLS names its API).
-GITHUB = UserToken("github", scopes=("read:user",), service="GitHub", api_url="https://api.github.com")
+GITHUB = UserToken(
+    "github", scopes=("read:user",), service="GitHub", api_url="https://api.github.com"
+)
 
 # How often each call ran, by toolUseId: a resumed run that ran a tool
 # twice would show it here.
@@ -184,7 +186,7 @@ def rehearsal_file() -> dict:
 
 @tool(context=True)
 def rehearsal_github(tool_context: ToolContext) -> str:
-    """Say who the person who started the run is on GitHub, with their own token, asked for first."""
+    """Say who the person who started the run is on GitHub, with their own token (asked for)."""
     token = GITHUB.of_starter(tool_context)
     request = urllib.request.Request(
         f"{GITHUB.api(tool_context)}/user",
