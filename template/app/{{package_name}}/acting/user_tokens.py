@@ -38,6 +38,7 @@ may be answered hours later, in another process.
 
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -136,6 +137,8 @@ class UserTokens:
         self._providers = dict(settings.user_token_providers)
         self._api_urls = dict(settings.user_token_api_urls)
         self._key = open_consent_key(settings, self.aws)
+        self._client: Any = None  # Identity's, made at the first fetch: never at import
+        self._making = threading.Lock()
 
     def provider_name(self, token: "UserToken") -> str:
         """The Identity credential provider behind a declared provider; deployed, it must be set."""
@@ -175,8 +178,6 @@ class UserTokens:
 
     def fetch(self, token: "UserToken", workload_token: str, *, force: bool) -> Fetched:
         """Identity's answer for the user this workload token was minted for."""
-        from botocore.config import Config
-
         request: dict[str, Any] = {
             "workloadIdentityToken": workload_token,
             "resourceCredentialProviderName": self.provider_name(token),
@@ -186,20 +187,14 @@ class UserTokens:
         }
         if force:
             request["forceAuthentication"] = True
-        config = Config(
-            connect_timeout=5, read_timeout=10, user_agent_extra="welt-agent-user-token"
-        )
-        client = self.aws.client("bedrock-agentcore", config)
         try:
-            answer = client.get_resource_oauth2_token(**request)
+            answer = self._identity().get_resource_oauth2_token(**request)
         except Exception as failure:
             if not from_aws_client(failure):
                 raise
             code, reason = aws_reason(failure)
             fix = _WHAT_TO_FIX.get(code)
             raise token.unavailable(f"{reason}; {fix}" if fix else reason) from failure
-        finally:
-            client.close()  # a client per call: nothing of the user's stays open
         access_token = answer.get("accessToken")
         if isinstance(access_token, str) and access_token:
             hide_in_logs(access_token)
@@ -208,6 +203,18 @@ class UserTokens:
         if isinstance(url, str) and url and isinstance(session, str) and session:
             return Fetched(authorization_url=url, session_uri=session)
         raise token.unavailable("Identity answered with neither a token nor a consent link")
+
+    def _identity(self) -> Any:
+        """Identity's client, one per app: it holds nobody's token, each call says whose."""
+        with self._making:
+            if self._client is None:
+                from botocore.config import Config
+
+                config = Config(
+                    connect_timeout=5, read_timeout=10, user_agent_extra="welt-agent-user-token"
+                )
+                self._client = self.aws.client("bedrock-agentcore", config)
+            return self._client
 
 
 def open_consent_key(settings: Settings, aws: AwsSession | None = None) -> SealKey | None:
