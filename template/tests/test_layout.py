@@ -13,7 +13,6 @@ CODE = Path(__file__).resolve().parent.parent / "app"
 PACKAGE = next(path.parent for path in CODE.glob("*/settings.py"))
 NAME = PACKAGE.name
 ROLES = {
-    "acting",
     "wire",
     "turns",
     "runs",
@@ -24,6 +23,8 @@ ROLES = {
     "model",
     "platform",
     "yours",
+    "acting",
+    "binding",
 }
 
 
