@@ -41,7 +41,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from welt_io_strands import interrupt_reason
@@ -118,7 +118,7 @@ class ConsentDeclined(DeniedByHuman):
 class Fetched:
     """What Identity answered: a token, or the consent to ask for."""
 
-    access_token: str | None = None
+    access_token: str | None = field(default=None, repr=False)
     authorization_url: str | None = None
     session_uri: str | None = None
 
@@ -322,6 +322,7 @@ class _Call:
         self.starter = SlackUser(starter)
 
     def fetched(self) -> str:
+        """The token, once every question this call asked has the starter's answer."""
         progress = self._progress()
         while True:
             progress = self._answered(progress)
@@ -340,6 +341,7 @@ class _Call:
             progress = self._asking(progress, CONSENT, self._consent_reason(fetched, progress))
 
     def refused(self) -> NoReturn:
+        """Ask for consent afresh; the token the service refused is never handed out again."""
         progress = self._progress()
         progress = {**progress, "refused": progress.get("last"), "force": True, "after": "refused"}
         self._save(progress)
@@ -365,7 +367,7 @@ class _Call:
             yes_or_no=True,
         )  # fmt: skip
         if answer is not True:
-            raise ConsentDeclined(self._declined(asking["name"]))
+            raise ConsentDeclined(self._declined(asking["kind"]))
         step = progress["step"] + 1
         answered = {**progress, "asking": None, "step": step, "after": asking["kind"]}
         if asking["kind"] == "consent":
@@ -444,9 +446,9 @@ class _Call:
             reject={"label": "Cancel"},
         )
 
-    def _declined(self, name: str) -> str:
+    def _declined(self, kind: str) -> str:
         service, who = self.wanted.service, self.starter.mention
-        if name.startswith(AS_STARTER):
+        if kind == "as-starter":
             return f"{who} did not continue as themselves on {service}: nothing was done as them."
         return (
             f"{who} did not connect {service}: nothing was done as them. Do not try again "
