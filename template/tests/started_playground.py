@@ -22,6 +22,7 @@ def playground_process(agent_port: int) -> tuple[subprocess.Popen[str], str]:
         "RUN_STORE": "session-storage",
         "SESSION_STORAGE_DIR": tempfile.mkdtemp(prefix="sessions-"),
         "RUN_KEY_FILE": os.path.join(tempfile.mkdtemp(prefix="seal-"), "run.key"),
+        "CONSENT_KEY_FILE": os.path.join(tempfile.mkdtemp(prefix="consent-"), "consent.key"),
     }
     env.pop("APPROVERS", None)
     env.pop("MODEL_PROVIDER", None)
