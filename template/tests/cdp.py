@@ -41,7 +41,8 @@ CENTRE_OF = """(selector, wanted) => {
         : all.reverse().find((each) => each.textContent.trim() === wanted);
     if (!one) return null;
     one.scrollIntoView({block: "center"});
-    const box = one.getBoundingClientRect();
+    // A link that wraps is boxes on two lines, and the middle of both may be neither: the first.
+    const box = one.getClientRects()[0] || one.getBoundingClientRect();
     return [box.x + box.width / 2, box.y + box.height / 2];
 }"""
 CHOOSE = """(selector, value) => {
