@@ -59,11 +59,13 @@ def function_url_event(
 
 
 def serve_endpoint(
-    config: Config, host: str = "127.0.0.1", port: int = 0
+    config: Config, host: str = "127.0.0.1", port: int = 0, identity: Any = None
 ) -> tuple[str, ThreadingHTTPServer, Endpoint]:
     """The endpoint served on a port the OS chose (or port); its URL, server and Endpoint.
 
-    A configuration without a public URL gets the server's own.
+    A configuration without a public URL gets the server's own. identity:
+    the bedrock-agentcore client it completes consents with (the
+    playground's, bound to its Identity stand-in); by default, boto3's.
     """
     holder: list[Endpoint] = []
 
@@ -102,7 +104,8 @@ def serve_endpoint(
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
     url = f"http://{host}:{server.server_address[1]}"
-    holder.append(Endpoint(config if config.public_url else with_public_url(config, url)))
+    served = config if config.public_url else with_public_url(config, url)
+    holder.append(Endpoint(served, identity=identity))
     # Polled every 10 ms: shutdown() waits for the loop's next look, 0.5 s by default.
     threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     return url, server, holder[0]
