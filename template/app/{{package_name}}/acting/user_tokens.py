@@ -416,14 +416,14 @@ class _Call:
         link = self.tokens.settings.consent_endpoint_url + CONNECT_PATH
         link += f"?state={state.sealed(self.tokens.consent_key(self.wanted))}"
         minutes = CONSENT_LIFETIME_SECONDS // 60
-        # <url>: an autolink in Markdown and a link in Slack, whose text is
-        # never read as emphasis (a sealed state may hold underscores).
+        # A Markdown link, as Welt's questions are Markdown: the long sealed
+        # state stays out of sight (base64url holds no parenthesis or space).
         before = {
             "consent": f"_{service} is not connected yet: the link was not finished._\n\n",
             "refused": f"_{service} refused the token it had for you: connect it again._\n\n",
         }.get(progress.get("after") or "", "")
         message = (
-            f"{before}Connect {service} as you: <{link}>\n\n"
+            f"{before}[Connect {service} as you]({link})\n\n"
             f"{self.starter.mention}, open the link, sign in with Slack as yourself and allow "
             f"access, then press Done. Only you can finish it, within {minutes} minutes; "
             "after that, Done gives you a new link."
