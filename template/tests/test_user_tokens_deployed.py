@@ -64,6 +64,8 @@ CFN_LINT = "cfn-lint==1.58.0"
 # DependsOn and in a GetAtt.
 ALLOWED_FINDINGS = {("E3002", "Runtime")}
 ALLOWED_CDK_W3005 = ("LogRetention", "AWS679f53fac002430cb0da5b7982bd2287", "ConsentEndpoint")
+# How the template writes the partition in an ARN it joins (Fn::Join shown as text).
+PARTITION = "{AWS::Partition}"
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +98,7 @@ def staging(tmp_path_factory) -> Environment:
 def arn(service: str, resource: str) -> str:
     """An ARN as the template writes it for staging's placeholder account and Region."""
     environment = load_environment("staging")
-    return f"arn:{{AWS::Partition}}:{service}:{environment.region}:{environment.account}:{resource}"
+    return f"arn:{PARTITION}:{service}:{environment.region}:{environment.account}:{resource}"
 
 
 def runtime_variables(template: dict) -> dict[str, str]:
@@ -180,7 +182,7 @@ def test_the_secret_make_oauth_secret_fills_may_be_read_by_the_deploys_cloudform
     assert (deny["Effect"], deny["Principal"], deny["Resource"]) == ("Deny", {"AWS": "*"}, "*")
     assert listed(deny["Action"]) == list(permissions.CLIENT_SECRET_READ_ACTIONS)
     assert text_of(deny["Condition"]["StringNotEquals"]["aws:PrincipalArn"]) == (
-        f"arn:{{AWS::Partition}}:iam::{staging.account}:role/"
+        f"arn:{PARTITION}:iam::{staging.account}:role/"
         f"cdk-hnb659fds-cfn-exec-role-{staging.account}-{staging.region}"
     )
     assert policy["BlockPublicPolicy"] is True
