@@ -32,3 +32,5 @@ def test_the_docs_show_the_screenshot_the_browser_tests_take(built_project):
         assert image.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     page = (TEMPLATE / "template" / "docs" / "patterns" / "end-to-end.md").read_text()
     assert "](../images/playground.png)" in page
+    acting = (TEMPLATE / "template" / "docs" / "patterns" / "acting-as-the-user.md").read_text()
+    assert "](../images/consent-question.png)" in acting
