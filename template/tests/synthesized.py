@@ -18,6 +18,8 @@ from pathlib import Path
 
 from conftest import PROJECT
 
+from deploy.settings import load_environment
+
 # Runs deploy.app.synthesize for each (environment, settings file, folder).
 SYNTH = """
 import json
@@ -38,6 +40,8 @@ RUNTIME_ROLE = "ExecutionRole"
 ENDPOINT_ROLE = "ConsentEndpointRole"
 # The CDK's one Lambda function for every AwsCustomResource of a stack.
 CUSTOM_RESOURCE_ROLE = "AWS679f53fac002430cb0da5b7982bd2287ServiceRole"
+# How the template writes the partition in an ARN it joins (Fn::Join shown as text).
+PARTITION = "{AWS::Partition}"
 
 
 def without_user_tokens(text: str) -> str:
@@ -82,6 +86,13 @@ def staging_with_github(folder: Path) -> dict[str, dict]:
     settings = written(folder, with_user_tokens(project_settings.read_text()))
     outdir = folder / "cdk.out"
     return synthesize(("staging", settings, outdir))[outdir]
+
+
+
+def arn(service: str, resource: str) -> str:
+    """An ARN as the template writes it for staging's placeholder account and Region."""
+    environment = load_environment("staging")
+    return f"arn:{PARTITION}:{service}:{environment.region}:{environment.account}:{resource}"
 
 
 def offline_env() -> dict[str, str]:
@@ -197,6 +208,15 @@ def grants(template: dict) -> dict[str, set[tuple[str, str]]]:
                     for resource in listed(statement["Resource"])
                 }
     return found
+
+
+def runtime_variables(template: dict) -> dict[str, str]:
+    """The runtime's environment variables, each as text (`text_of`)."""
+    (runtime,) = resources(template, "AWS::BedrockAgentCore::Runtime").values()
+    return {
+        name: text_of(value)
+        for name, value in runtime["Properties"]["EnvironmentVariables"].items()
+    }
 
 
 def managed_policies(template: dict, role: str) -> list[str]:

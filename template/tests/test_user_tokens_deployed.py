@@ -6,10 +6,11 @@ oauth-secret` filled, the session-binding endpoint (the package's handler on
 Lambda, behind a public function URL) and its secrets, sets the runtime's
 workload identity's one return URL to the endpoint's /callback, tells the
 runtime where all of it is, and grants each role exactly what its code
-calls. Synthesized as `make synth` does, offline (tests/synthesized.py),
-and linted with cfn-lint; the synth needs the CDK, which `make synth`
-installs (the `deploy` group). `make oauth-secret` and `make slack-secret`
-are run against Secrets Manager and STS on this machine.
+calls. Synthesized once a session as `make synth` does, offline
+(conftest's `deployed`, tests/synthesized.py), and linted with cfn-lint;
+the synth needs the CDK, which `make synth` installs (the `deploy`
+group). `make oauth-secret` and `make slack-secret` are run against
+Secrets Manager and STS on this machine.
 """
 
 import ast
@@ -20,7 +21,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import boto3
 import pytest
@@ -29,17 +29,18 @@ from synthesized import (
     CUSTOM_RESOURCE_ROLE,
     ENDPOINT_ROLE,
     GITHUB_CLIENT_ID,
+    PARTITION,
     RUNTIME_ROLE,
     SLACK_CLIENT_ID,
+    arn,
     grants,
     listed,
     managed_policies,
     named,
     resources,
-    synthesize,
+    runtime_variables,
     text_of,
     with_user_tokens,
-    without_user_tokens,
     written,
 )
 
@@ -64,52 +65,15 @@ CFN_LINT = "cfn-lint==1.58.0"
 # DependsOn and in a GetAtt.
 ALLOWED_FINDINGS = {("E3002", "Runtime")}
 ALLOWED_CDK_W3005 = ("LogRetention", "AWS679f53fac002430cb0da5b7982bd2287", "ConsentEndpoint")
-# How the template writes the partition in an ARN it joins (Fn::Join shown as text).
-PARTITION = "{AWS::Partition}"
 # A dynamic reference's double braces, never two in a row in a rendered file:
 # the template's tests take those for Jinja left over.
 REFERENCE = ("{" * 2, "}" * 2)
 
 
 @pytest.fixture(scope="module")
-def deployed(tmp_path_factory) -> dict[str, Any]:
-    """Staging's runtime stack with GitHub declared, and without; staging's CI role with it."""
-    pytest.importorskip("aws_cdk", reason="the synth needs the CDK: make synth ENV=staging adds it")
-    folder = tmp_path_factory.mktemp("deployed")
-    text = SETTINGS_FILE.read_text()
-    settings = {
-        "with": written(tmp_path_factory.mktemp("with"), with_user_tokens(text)),
-        "without": written(tmp_path_factory.mktemp("without"), without_user_tokens(text)),
-    }
-    runs = {case: ("staging", path, folder / case) for case, path in settings.items()}
-    templates = synthesize(*runs.values())
-    stack = load_environment("staging").stack_name
-    return {
-        "with": templates[runs["with"][2]][stack],
-        "without": templates[runs["without"][2]][stack],
-        "ci-role": templates[runs["with"][2]][f"{stack}-ci-role"],
-        "paths": [str(path) for path in runs["with"][2].glob("*.template.json")],
-    }
-
-
-@pytest.fixture(scope="module")
 def staging(tmp_path_factory) -> Environment:
     folder = tmp_path_factory.mktemp("settings")
     return load_environment("staging", written(folder, with_user_tokens(SETTINGS_FILE.read_text())))
-
-
-def arn(service: str, resource: str) -> str:
-    """An ARN as the template writes it for staging's placeholder account and Region."""
-    environment = load_environment("staging")
-    return f"arn:{PARTITION}:{service}:{environment.region}:{environment.account}:{resource}"
-
-
-def runtime_variables(template: dict) -> dict[str, str]:
-    (runtime,) = resources(template, "AWS::BedrockAgentCore::Runtime").values()
-    return {
-        name: text_of(value)
-        for name, value in runtime["Properties"]["EnvironmentVariables"].items()
-    }
 
 
 def the_function(template: dict) -> dict:

@@ -116,6 +116,8 @@ def create_app(
     app.state.registry = served
     app.state.run_store = store.storage.describe()
     app.state.model_api_key = api_key
+    # The app's one AWS session: every call it makes to AWS, which the tests record.
+    app.state.aws = aws
     unread = audit_unread(settings)
     # Inner to the size limit, so it measures only a body of a size Welt sends.
     app.add_middleware(NestingLimit, on_refused=unread)
