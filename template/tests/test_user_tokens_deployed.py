@@ -451,7 +451,9 @@ def test_the_consent_key_and_the_slack_secret_may_be_read_by_their_readers_alone
         "Deny", {"AWS": "*"}, "secretsmanager:GetSecretValue",
     )  # fmt: skip
     allowed = deny["Condition"]["StringNotEquals"]["aws:PrincipalArn"]
-    assert [text_of(role) for role in listed(allowed)] == ["{" + f"{role}.Arn" + "}" for role in readers]
+    assert [text_of(role) for role in listed(allowed)] == [
+        "{" + f"{role}.Arn" + "}" for role in readers
+    ]
 
 
 def test_the_ci_role_may_read_which_version_of_the_client_secret_is_current(deployed, staging):
