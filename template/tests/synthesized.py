@@ -88,7 +88,6 @@ def staging_with_github(folder: Path) -> dict[str, dict]:
     return synthesize(("staging", settings, outdir))[outdir]
 
 
-
 def arn(service: str, resource: str) -> str:
     """An ARN as the template writes it for staging's placeholder account and Region."""
     environment = load_environment("staging")
