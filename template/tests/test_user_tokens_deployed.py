@@ -44,7 +44,7 @@ from synthesized import (
     written,
 )
 
-from deploy import code_bundle, permissions, project
+from deploy import code_bundle, permissions, project, runtime
 from deploy.aws import AwsError
 from deploy.rollback import rollback_pins
 from deploy.settings import SETTINGS_FILE, Environment, SettingError, load_environment
@@ -68,6 +68,9 @@ ALLOWED_CDK_W3005 = ("LogRetention", "AWS679f53fac002430cb0da5b7982bd2287", "Con
 # A dynamic reference's double braces, never two in a row in a rendered file:
 # the template's tests take those for Jinja left over.
 REFERENCE = ("{" * 2, "}" * 2)
+# The bucket consent states are claimed in: the run store's with run_store=s3,
+# else one of their own.
+USED_STATES = "RunStore" if project.RUN_STORE == "s3" else "UsedConsentStates"
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +182,7 @@ def test_the_endpoint_is_the_packages_handler_on_arm64_lambda(deployed):
         "SLACK_CLIENT_ID": SLACK_CLIENT_ID,
         "SLACK_CLIENT_SECRET_ARN": "{SlackClientSecret}",
         "CONSENT_KEY_SECRET": "{ConsentKey}",
-        "USED_STATES_BUCKET": "{UsedConsentStates}",
+        "USED_STATES_BUCKET": "{" + USED_STATES + "}",
         "USED_STATES_PREFIX": "used-consent-states/",
     }
     assert text_of(properties["LoggingConfig"]["LogGroup"]) == "{ConsentEndpointLogs}"
@@ -327,7 +330,7 @@ def test_the_workload_identitys_one_return_url_is_the_endpoints_callback(deploye
 
 
 def test_consent_states_are_claimed_in_a_private_bucket_that_forgets_them_after_a_day(deployed):
-    _, bucket = named(deployed["with"], "UsedConsentStates")
+    _, bucket = named(deployed["with"], USED_STATES)
 
     properties = bucket["Properties"]
     assert properties["PublicAccessBlockConfiguration"] == {
@@ -339,14 +342,12 @@ def test_consent_states_are_claimed_in_a_private_bucket_that_forgets_them_after_
     assert properties["BucketEncryption"]["ServerSideEncryptionConfiguration"] == [
         {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
     ]
-    assert properties["LifecycleConfiguration"]["Rules"] == [
-        {
-            "ExpirationInDays": 1,
-            "Id": "ForgetUsedConsentStates",
-            "Prefix": "used-consent-states/",
-            "Status": "Enabled",
-        }
-    ]
+    assert {
+        "ExpirationInDays": 1,
+        "Id": "ForgetUsedConsentStates",
+        "Prefix": "used-consent-states/",
+        "Status": "Enabled",
+    } in properties["LifecycleConfiguration"]["Rules"]
 
 
 # ---------------------------------------------------------------- grants
@@ -401,7 +402,7 @@ def test_the_endpoint_may_complete_a_consent_read_its_two_secrets_claim_a_state_
             for secret in ("{ConsentKey}", "{SlackClientSecret}")
         ),
         *(
-            (action, "{UsedConsentStates.Arn}/used-consent-states/*")
+            (action, "{" + USED_STATES + ".Arn}/used-consent-states/*")
             for action in permissions.USED_STATE_ACTIONS
         ),
         *((action, "{ConsentEndpointLogs.Arn}") for action in permissions.BINDING_LOG_ACTIONS),
@@ -459,7 +460,11 @@ def test_the_ci_role_may_read_which_version_of_the_client_secret_is_current(depl
     (github,) = staging.user_tokens
     ci_role = grants(deployed["ci-role"])["DeployRole"]
 
-    described = {pair for pair in ci_role if pair[0] in permissions.CLIENT_SECRET_VERSION_ACTIONS}
+    described = {
+        (action, resource)
+        for action, resource in ci_role
+        if action in permissions.CLIENT_SECRET_VERSION_ACTIONS and "oauth-client-secret" in resource
+    }  # the model key's, with Anthropic or OpenAI, is another test's
     assert described == {
         (action, arn("secretsmanager", f"secret:{staging.client_secret_name(github)}-??????"))
         for action in permissions.CLIENT_SECRET_VERSION_ACTIONS
@@ -506,7 +511,10 @@ def on_local_aws(monkeypatch, tmp_path) -> Environment:
     for service in ("STS", "SECRETS_MANAGER"):
         monkeypatch.setenv(f"AWS_ENDPOINT_URL_{service}", endpoint)
     text = with_user_tokens(SETTINGS_FILE.read_text(), account=LOCAL_ACCOUNT)
-    return load_environment("staging", written(tmp_path, text))
+    environment = load_environment("staging", written(tmp_path, text))
+    if runtime.needs_api_key():  # Anthropic or OpenAI: a deploy pins the model's key too
+        commands.store_api_key(environment, io.StringIO("sk-model-key-0123456789abcdef\n"))
+    return environment
 
 
 def secrets_client():
