@@ -99,7 +99,7 @@ def test_the_user_token_deploy_tests_pass_with_the_cdk_installed(built):
     tests = ["tests/test_user_tokens_deployed.py", "tests/test_user_token_grants.py"]
     suite = ["uv", "run", "--group", "deploy", "pytest", "-q", "-p", "no:cacheprovider"]
 
-    result = run([*suite, "-m", "slow", *tests], built)
+    result = run([*suite, *tests], built)
 
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     last = result.stdout.splitlines()[-1]
