@@ -141,11 +141,11 @@ def resources(template: dict, kind: str) -> dict[str, dict]:
 
 def named(template: dict, start: str) -> tuple[str, dict]:
     """The one resource whose logical id is `start` and the CDK's eight-character hash."""
-    (found,) = [
+    (found,) = (
         (name, resource)
         for name, resource in template["Resources"].items()
         if re.fullmatch(re.escape(start) + r"([0-9A-F]{8})?", name)
-    ]
+    )
     return found
 
 

@@ -142,11 +142,11 @@ def test_the_secret_make_oauth_secret_fills_may_be_read_by_the_deploys_cloudform
     deployed, staging
 ):
     (github,) = staging.user_tokens
-    (policy,) = [
+    (policy,) = (
         p["Properties"]
         for p in resources(deployed["with"], "AWS::SecretsManager::ResourcePolicy").values()
         if p["Properties"]["SecretId"] == staging.client_secret_name(github)
-    ]
+    )
 
     (deny,) = policy["ResourcePolicy"]["Statement"]
     assert (deny["Effect"], deny["Principal"], deny["Resource"]) == ("Deny", {"AWS": "*"}, "*")
@@ -441,11 +441,11 @@ def test_the_return_url_is_set_with_update_workload_identity_on_the_runtimes_alo
 def test_the_consent_key_and_the_slack_secret_may_be_read_by_their_readers_alone(
     deployed, secret, readers
 ):
-    (policy,) = [
+    (policy,) = (
         p["Properties"]
         for p in resources(deployed["with"], "AWS::SecretsManager::ResourcePolicy").values()
         if text_of(p["Properties"]["SecretId"]) == "{" + secret + "}"
-    ]
+    )
 
     (deny,) = policy["ResourcePolicy"]["Statement"]
     assert (deny["Effect"], deny["Principal"], deny["Action"]) == (
