@@ -115,6 +115,7 @@ def draw(rng: random.Random, names: list[str], refused: set[str]) -> dict:
         "memory": rng.choice(["none", "agentcore"]),
         "include_image_generation": rng.random() < 0.5,
         "include_sample_tools": rng.random() < 0.5,
+        "include_github_sample": rng.random() < 0.5,
         "include_mcp": rng.random() < 0.5,
         "gate_unlisted_tools": rng.random() < 0.5,
     }

@@ -43,6 +43,7 @@ RICHEST = {
     "include_mcp": True,
     "memory": "agentcore",
     "deploy_build": "CodeZip",
+    "include_github_sample": True,
 }
 
 TOGGLES = (
@@ -50,16 +51,18 @@ TOGGLES = (
     "include_image_generation",
     "gate_unlisted_tools",
     "agent_manages_history",
+    "include_github_sample",
 )
-# Five of the sixteen combinations hold every pair of two toggles' values
+# Six of the thirty-two combinations hold every pair of two toggles' values
 # (a covering array of strength 2); the quick loop renders those, and the
 # whole suite every combination.
 EVERY_PAIR = {
-    (False, False, False, False),
-    (False, True, True, True),
-    (True, False, True, True),
-    (True, True, False, True),
-    (True, True, True, False),
+    (False, False, False, False, True),
+    (False, False, False, True, False),
+    (False, True, True, True, True),
+    (True, False, True, True, True),
+    (True, True, False, True, True),
+    (True, True, True, False, False),
 }
 COMBINATIONS = [
     pytest.param(

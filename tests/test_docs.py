@@ -141,6 +141,9 @@ NOT_HERE = {
     # of earlier releases, named as history outside the sections about updating
     "history.py": "deleted in 0.2.0: docs/updating.md's example of a file an update deletes",
     "my-agent": "the reader's project folder",
+    # rendered only with an answer other than the default
+    "yours/tools/github.py": "the include_github_sample answer renders it (default no)",
+    "tests/yours/test_github.py": "the include_github_sample answer renders it (default no)",
     # rendered by an update alone, and deleted once scripts/check-update.sh has run it
     "scripts/move_yours.py": "the migration of projects from before 0.4.0 (copier.yml's _exclude)",
     "scripts/keep_old_imports.py": "the migration of code from before 0.7.0 (copier.yml's _exclude)",

@@ -89,6 +89,24 @@ def test_generated_test_suite_passes(built):
     assert "failed" not in result.stdout.splitlines()[-1]
 
 
+def test_the_user_token_deploy_tests_pass_with_the_cdk_installed(built):
+    """The project's synth tests of user tokens, which skip without the CDK, as its CI runs them.
+
+    Its CI's synth job installs the deploy group first; so does this (`uv run
+    --group deploy`), for a rendering whose consent states go to a bucket of
+    their own (defaults) and one whose go to the run store's (minimal-s3).
+    """
+    tests = ["tests/test_user_tokens_deployed.py", "tests/test_user_token_grants.py"]
+    suite = ["uv", "run", "--group", "deploy", "pytest", "-q", "-p", "no:cacheprovider"]
+
+    result = run([*suite, *tests], built)
+
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    last = result.stdout.splitlines()[-1]
+    assert "skipped" not in last and "failed" not in last, result.stdout[-2000:]
+    assert int(re.search(r"(\d+) passed", last).group(1)) >= 28, last
+
+
 def test_make_test_passes_and_leaves_the_slow_tests_to_make_test_all(built):
     """The quick loop: every test but those that start a process or the S3 server."""
     result = run(["make", "test", "PYTEST_ADDOPTS=-p no:cacheprovider"], built)

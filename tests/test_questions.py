@@ -142,6 +142,7 @@ def test_every_top_level_module_of_a_project_is_refused_as_its_package_name(tmp_
     root = render(
         tmp_path / "project",
         include_mcp=True,
+        include_github_sample=True,
         model_provider="anthropic",
         memory="agentcore",
     )

@@ -19,12 +19,15 @@ from . import project, runtime, usage_report
 from .aws import (
     AwsError,
     check_credentials,
+    client_secret_versions,
     deployed_template,
     model_key_version,
     print_logs,
     require_real_account,
     stack_outputs,
+    store_client_secret,
     store_model_key,
+    store_slack_client_secret,
 )
 from .code_bundle import BundleError, require_pins
 from .pins import NO_PINS, Pins
@@ -72,16 +75,18 @@ def read_api_key(stdin: TextIO) -> str:
 
     An argument would sit in the shell's history and in the process list.
     """
-    if stdin.isatty():
-        typed = getpass.getpass(f"{project.MODEL_PROVIDER} API key (not shown): ")
-    else:
-        typed = stdin.readline()
-    key = typed.strip()
-    if not key:
-        raise SettingError("no key was given: paste it at the prompt, or pipe it in")
-    if any(character.isspace() for character in key):
-        raise SettingError("the key has a space or a line break inside: give the key alone")
-    return key
+    return read_secret(stdin, f"{project.MODEL_PROVIDER} API key", "key")
+
+
+def read_secret(stdin: TextIO, prompt: str, what: str) -> str:
+    """A secret typed at a terminal without echo, or piped in (read_api_key says why)."""
+    typed = getpass.getpass(f"{prompt} (not shown): ") if stdin.isatty() else stdin.readline()
+    secret = typed.strip()
+    if not secret:
+        raise SettingError(f"no {what} was given: paste it at the prompt, or pipe it in")
+    if any(character.isspace() for character in secret):
+        raise SettingError(f"the {what} has a space or a line break inside: give the {what} alone")
+    return secret
 
 
 def store_api_key(environment: Environment, stdin: TextIO) -> None:
@@ -99,11 +104,49 @@ def store_api_key(environment: Environment, stdin: TextIO) -> None:
     )
 
 
+def store_oauth_secret(environment: Environment, name: str | None, stdin: TextIO) -> None:
+    """`make oauth-secret`: a user token's OAuth app's client secret, in Secrets Manager."""
+    if not name:
+        raise SettingError(
+            f"PROVIDER is required: make oauth-secret ENV={environment.name} PROVIDER=<name>, "
+            f"a [{environment.name}.user_tokens.<name>] table of deploy/environments.toml"
+        )
+    provider = environment.token_provider(name)
+    require_real_account(environment)
+    check_credentials(environment)
+    secret = read_secret(stdin, f"the {provider.vendor} OAuth app's client secret", "client secret")
+    version = store_client_secret(environment, provider, secret)
+    print(
+        f"{environment.name}: the client secret is stored in secret "
+        f"{environment.client_secret_name(provider)} (version {version}); make deploy "
+        f"ENV={environment.name} hands it to AgentCore Identity"
+    )
+
+
+def store_slack_secret(environment: Environment, stdin: TextIO) -> None:
+    """`make slack-secret`: the Slack app's client secret, for the consent endpoint's sign-in."""
+    if not environment.user_tokens:
+        raise SettingError(
+            f"environments.toml [{environment.name}] declares no user tokens: there is no "
+            "consent endpoint to sign people in with Slack"
+        )
+    require_real_account(environment)
+    check_credentials(environment)
+    secret = read_secret(stdin, "the Slack app's client secret", "client secret")
+    version = store_slack_client_secret(environment, secret)
+    print(
+        f"{environment.name}: the Slack app's client secret is stored in secret "
+        f"{environment.slack_client_secret_name} (version {version}); the consent endpoint "
+        "reads it at the next sign-in"
+    )
+
+
 def deploy_pins(environment: Environment) -> Pins:
-    """What this deploy pins: the current version of the model's key, if the model takes one."""
-    if not runtime.needs_api_key():
-        return Pins()
-    return Pins(api_key_version=model_key_version(environment))
+    """What this deploy pins: the current version of the model's key and of each OAuth secret."""
+    return Pins(
+        api_key_version=model_key_version(environment) if runtime.needs_api_key() else None,
+        client_secret_versions=client_secret_versions(environment),
+    )
 
 
 def roll_back(environment: Environment, outdir: Path | None, dry_run: bool) -> Path | None:
@@ -140,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         "command",
         choices=[
             "synth", "check", "deploy", "ci-role", "bootstrap", "outputs", "logs", "api-key",
-            "rollback", "usage",
+            "rollback", "usage", "oauth-secret", "slack-secret",
         ],
     )  # fmt: skip
     parser.add_argument("env", metavar="ENV", help=f"one of {', '.join(ENVIRONMENTS)}")
@@ -152,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=int, default=60, help="logs: how far back")
     parser.add_argument("--period", default="7d", help="usage: how far back (7d, 24h)")
     parser.add_argument("--log-group", help="usage: the runtime's log group (the stack's LogGroup)")
+    parser.add_argument("--provider", help="oauth-secret: the user token (its table's name)")
     options = parser.parse_args(argv)
     try:
         environment = load_environment(options.env)
@@ -182,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
                 )  # fmt: skip
         elif options.command == "api-key":
             store_api_key(environment, sys.stdin)
+        elif options.command == "oauth-secret":
+            store_oauth_secret(environment, options.provider, sys.stdin)
+        elif options.command == "slack-secret":
+            store_slack_secret(environment, sys.stdin)
         elif options.command == "bootstrap":
             require_real_account(environment)
             check_credentials(environment)

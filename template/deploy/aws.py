@@ -13,7 +13,7 @@ import boto3
 import botocore.exceptions
 
 from . import project
-from .settings import Environment
+from .settings import Environment, TokenProvider
 
 
 class AwsError(RuntimeError):
@@ -86,8 +86,33 @@ def deployed_template(environment: Environment) -> dict:
 
 def model_key_version(environment: Environment) -> str:
     """The current version of the secret holding the model's API key; its value is never read."""
+    return _current_version(
+        environment,
+        environment.model_key_secret,
+        f"no model API key is stored for {environment.name} (secret "
+        f"{environment.model_key_secret})",
+        f"make api-key ENV={environment.name}",
+    )
+
+
+def client_secret_versions(environment: Environment) -> dict[str, str]:
+    """Each user token's OAuth client secret's current version, by its Identity provider's name."""
+    versions = {}
+    for provider in environment.user_tokens:
+        name = environment.client_secret_name(provider)
+        versions[environment.token_provider_name(provider)] = _current_version(
+            environment,
+            name,
+            f"no client secret is stored for user token {provider.name} of {environment.name} "
+            f"(secret {name})",
+            f"make oauth-secret ENV={environment.name} PROVIDER={provider.name}",
+        )
+    return versions
+
+
+def _current_version(environment: Environment, name: str, missing: str, task: str) -> str:
+    """A secret's current version, from its metadata; missing, the task that stores it."""
     client = boto3.client("secretsmanager", region_name=environment.region)
-    name = environment.model_key_secret
     try:
         described = client.describe_secret(SecretId=name)
     except botocore.exceptions.NoCredentialsError:
@@ -96,19 +121,14 @@ def model_key_version(environment: Environment) -> str:
         ) from None
     except botocore.exceptions.ClientError as failed:
         if failed.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-            raise AwsError(
-                f"no model API key is stored for {environment.name} (secret {name}): run "
-                f"make api-key ENV={environment.name} first"
-            ) from None
+            raise AwsError(f"{missing}: run {task} first") from None
         raise AwsError(f"secret {name} could not be read: {failed}") from failed
     except botocore.exceptions.BotoCoreError as failed:
         raise AwsError(f"secret {name} could not be read: {failed}") from failed
     for version, stages in described.get("VersionIdsToStages", {}).items():
         if "AWSCURRENT" in stages:
             return str(version)
-    raise AwsError(
-        f"secret {name} has no current version: run make api-key ENV={environment.name} again"
-    )
+    raise AwsError(f"secret {name} has no current version: run {task} again")
 
 
 def store_model_key(environment: Environment, key: str) -> str:
@@ -116,21 +136,58 @@ def store_model_key(environment: Environment, key: str) -> str:
 
     Returns the new version's id. Nothing here, errors included, repeats the key.
     """
+    return _store(
+        environment,
+        environment.model_key_secret,
+        key,
+        "the key",
+        f"The model's API key of {environment.stack_name}: the stack's AgentCore Identity "
+        "credential provider is made from it (make api-key)",
+    )
+
+
+def store_client_secret(environment: Environment, provider: TokenProvider, secret: str) -> str:
+    """Make an OAuth app's client secret its secret's current version (created the first time)."""
+    return _store(
+        environment,
+        environment.client_secret_name(provider),
+        secret,
+        "the client secret",
+        f"The client secret of the {provider.vendor} OAuth app of {environment.stack_name}'s "
+        f"user token {provider.name}: its AgentCore Identity credential provider is made from it "
+        "(make oauth-secret)",
+    )
+
+
+def store_slack_client_secret(environment: Environment, secret: str) -> str:
+    """Put the Slack app's client secret in the secret the stack made for the consent endpoint."""
+    name = environment.slack_client_secret_name
+    return _store(environment, name, secret, "the client secret", None)
+
+
+def _store(
+    environment: Environment, name: str, value: str, what: str, description: str | None
+) -> str:
+    """Make the value the secret's current version; with a description, create a missing secret.
+
+    Returns the new version's id. Nothing here, errors included, repeats the value.
+    """
     client = boto3.client("secretsmanager", region_name=environment.region)
-    name = environment.model_key_secret
-    with _failing_as(environment, f"the key could not be stored in secret {name}"):
+    with _failing_as(environment, f"{what} could not be stored in secret {name}"):
         try:
-            stored = client.put_secret_value(SecretId=name, SecretString=key)
+            stored = client.put_secret_value(SecretId=name, SecretString=value)
         except botocore.exceptions.ClientError as failed:
             if failed.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
                 raise
+            if description is None:
+                raise AwsError(
+                    f"secret {name} does not exist yet: the stack makes it, so run make deploy "
+                    f"ENV={environment.name} first"
+                ) from None
             stored = client.create_secret(
                 Name=name,
-                SecretString=key,
-                Description=(
-                    f"The model's API key of {environment.stack_name}: the stack's AgentCore "
-                    "Identity credential provider is made from it (make api-key)"
-                ),
+                SecretString=value,
+                Description=description,
                 Tags=[
                     {"Key": "project", "Value": project.PROJECT_NAME},
                     {"Key": "environment", "Value": environment.name},

@@ -5,7 +5,7 @@ repository's jobs that run in this environment (a protected GitHub
 environment for prod), and the role may do only what a CDK deploy does:
 assume the deploy roles that `cdk bootstrap` made in this account and Region
 (and, with Anthropic or OpenAI, read which version of the model's key is
-current, never the key).
+current, never the key; with user tokens, of each OAuth app's client secret).
 """
 
 from aws_cdk import CfnOutput, Duration, Stack
@@ -73,6 +73,18 @@ class GitHubDeployRoleStack(Stack):
                     resources=[
                         f"arn:{self.partition}:secretsmanager:{self.region}:{self.account}:"
                         f"secret:{environment.model_key_secret}-??????"
+                    ],
+                )
+            )
+        if environment.user_tokens:
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="ReadWhichVersionOfEachOAuthClientSecretIsCurrent",
+                    actions=list(permissions.CLIENT_SECRET_VERSION_ACTIONS),
+                    resources=[
+                        f"arn:{self.partition}:secretsmanager:{self.region}:{self.account}:"
+                        f"secret:{environment.client_secret_name(provider)}-??????"
+                        for provider in environment.user_tokens
                     ],
                 )
             )

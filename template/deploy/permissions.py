@@ -60,6 +60,40 @@ MODEL_KEY_VERSION_ACTIONS = ("secretsmanager:DescribeSecret",)
 # every other principal (deploy/runtime_stack.py); the runtime never reads it.
 MODEL_KEY_READ_ACTIONS = ("secretsmanager:GetSecretValue",)
 
+# What a tool acting as the person who asked calls (app/<package>/acting/), with
+# user tokens declared: GetResourceOauth2Token with the request's workload
+# access token, on each of the stack's OAuth2 credential providers (and the
+# token vault and workload identity it is reached through); Identity reads
+# the OAuth app's client secret from its own vault with the caller's
+# credentials, as for the model's key (granted on those secrets; no test
+# can record it). It reads the consent key (CONSENT_KEY_SECRET) to seal the
+# state a consent link carries.
+USER_TOKEN_ACTIONS = ("bedrock-agentcore:GetResourceOauth2Token",)
+USER_TOKEN_VAULT_ACTIONS = ("secretsmanager:GetSecretValue",)
+CONSENT_KEY_ACTIONS = ("secretsmanager:GetSecretValue",)
+
+# What the session-binding endpoint calls (app/<package>/binding/endpoint.py):
+# CompleteResourceTokenAuth once the person signed in is the one the consent
+# was asked for; GetSecretValue on the consent key and the Slack app's client
+# secret; PutObject (If-None-Match) under the used-states prefix, which makes
+# a state single-use. And its own log lines, in its own log group.
+BINDING_ACTIONS = ("bedrock-agentcore:CompleteResourceTokenAuth",)
+BINDING_SECRET_ACTIONS = ("secretsmanager:GetSecretValue",)
+USED_STATE_ACTIONS = ("s3:PutObject",)
+BINDING_LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
+
+# What sets the runtime's workload identity's allowed return URL to the
+# endpoint's /callback, through a CDK custom resource, when the stack is
+# deployed (and empties the list when the endpoint goes).
+RETURN_URL_ACTIONS = ("bedrock-agentcore:UpdateWorkloadIdentity",)
+
+# The OAuth apps' client secrets `make oauth-secret` stores: like the model's
+# key, read only by CloudFormation resolving the credential provider's
+# dynamic reference, and described by a deploy (the CI role too) to pin
+# which version is current.
+CLIENT_SECRET_READ_ACTIONS = ("secretsmanager:GetSecretValue",)
+CLIENT_SECRET_VERSION_ACTIONS = ("secretsmanager:DescribeSecret",)
+
 # What strands-tools' image tool calls: InvokeModel on one of the three
 # Stability models its tool spec offers the model, in the Region it calls
 # unless the model names another, us-west-2 (where these models are served).

@@ -12,7 +12,8 @@ checkout holds that the deployed stack does not (new code, a new model)
 at the very moment something is wrong. So the synthesized stack is compared
 with the deployed template, resource by resource, and a rollback from a
 checkout that differs is refused, naming what differs. The key's version
-is the one the deployed stack names, so a key stored since is not taken.
+is the one the deployed stack names, so a key stored since is not taken;
+so are the OAuth apps' client secrets'.
 """
 
 import json
@@ -29,6 +30,7 @@ _KEY_VERSION = re.compile(
 )
 _ENDPOINT = "AWS::BedrockAgentCore::RuntimeEndpoint"
 _KEY_PROVIDER = "AWS::BedrockAgentCore::ApiKeyCredentialProvider"
+_OAUTH_PROVIDER = "AWS::BedrockAgentCore::OAuth2CredentialProvider"
 
 
 class RollbackRefused(RuntimeError):
@@ -52,7 +54,11 @@ def rollback_pins(environment: Environment, outputs: dict[str, str], deployed: d
             f"the {runtime.LIVE_ENDPOINT} endpoint of {environment.stack_name} serves version 1, "
             "the runtime's first: there is no earlier version to roll back to"
         )
-    return Pins(api_key_version=deployed_key_version(deployed), live_version=str(int(live) - 1))
+    return Pins(
+        api_key_version=deployed_key_version(deployed),
+        live_version=str(int(live) - 1),
+        client_secret_versions=deployed_client_secret_versions(deployed),
+    )
 
 
 def deployed_key_version(template: dict) -> str | None:
@@ -62,6 +68,18 @@ def deployed_key_version(template: dict) -> str | None:
             found = _KEY_VERSION.search(json.dumps(resource.get("Properties", {})))
             return found.group(1) if found else None
     return None
+
+
+def deployed_client_secret_versions(template: dict) -> dict[str, str]:
+    """Each OAuth2 provider's client secret version, by the provider's name, as deployed."""
+    versions = {}
+    for resource in template.get("Resources", {}).values():
+        if resource.get("Type") == _OAUTH_PROVIDER:
+            properties = resource.get("Properties", {})
+            found = _KEY_VERSION.search(json.dumps(properties))
+            if found and isinstance(properties.get("Name"), str):
+                versions[properties["Name"]] = found.group(1)
+    return versions
 
 
 def require_only_the_endpoint_moves(deployed: dict, synthesized: dict) -> None:

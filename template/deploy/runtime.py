@@ -36,6 +36,12 @@ MEMORY_ID_BYTES = 111
 # longest Region, an account, and a name the CDK makes of up to 64
 # characters with Secrets Manager's seven-character suffix.
 RUN_KEY_SECRET_BYTES = 140
+# With user tokens, the stack also tells the runtime the consent key's
+# secret (CONSENT_KEY_SECRET, an ARN as long as RUN_KEY_SECRET's) and the
+# session-binding endpoint's URL (CONSENT_ENDPOINT_URL), a Lambda function
+# URL: https://, 32 characters, .lambda-url., the longest Region, .on.aws.
+CONSENT_KEY_SECRET_BYTES = RUN_KEY_SECRET_BYTES
+CONSENT_ENDPOINT_URL_BYTES = 80
 
 # The providers whose key the stack keeps in AgentCore Identity: the runtime
 # fetches it per process with a request's workload access token
@@ -109,6 +115,13 @@ def environment_variables(environment: Environment) -> dict[str, str]:
         variables["MAX_TOKENS_PER_TURN"] = str(environment.max_tokens_per_turn)
     if environment.log_level is not None:
         variables["LOG_LEVEL"] = environment.log_level
+    if environment.user_tokens:
+        # Each tool's provider name and the Identity credential provider the
+        # stack made for it; the secrets stay in Identity and Secrets Manager.
+        variables["USER_TOKEN_PROVIDERS"] = ",".join(
+            f"{provider.name}={environment.token_provider_name(provider)}"
+            for provider in environment.user_tokens
+        )
     return {**variables, **TELEMETRY}
 
 

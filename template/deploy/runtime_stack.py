@@ -5,17 +5,16 @@ undo nor drift from it: platform V2 with its warm-up hook, the execution
 role with only what the agent calls, trusted by this runtime alone, the
 secret that seals stored runs, the stored runs' bucket, the model's API key
 in AgentCore Identity (Anthropic, OpenAI), the live endpoint Welt invokes
-and the version it serves, the logs' retention, and the one policy that
-lets Welt invoke the runtime.
+and the version it serves, the logs' retention, the one policy that lets
+Welt invoke the runtime, and, with user tokens, what acting as the person
+who asked needs (deploy/user_tokens.py).
 """
 
 from aws_cdk import (
     Acknowledgment,
     AssetHashType,
     CfnOutput,
-    DefaultStackSynthesizer,
     Duration,
-    Fn,
     RemovalPolicy,
     SecretValue,
     Stack,
@@ -34,7 +33,9 @@ from constructs import Construct
 
 from . import code_bundle, permissions, project, runtime
 from .pins import NO_PINS, Pins
-from .settings import LOG_RETENTION_DAYS, Environment, SettingError
+from .settings import Environment, SettingError
+from .stack_parts import only_the_deploy_reads, retention
+from .user_tokens import UserTokens
 
 # An inference profile's id starts with where it routes requests (us.,
 # eu., apac., global., ...); a foundation model's id does not.
@@ -59,6 +60,9 @@ class AgentRuntimeStack(Stack):
         if project.USE_MEMORY:
             used += len("MEMORY_ID") + runtime.MEMORY_ID_BYTES
         used += len("RUN_KEY_SECRET") + runtime.RUN_KEY_SECRET_BYTES
+        if environment.user_tokens:
+            used += len("CONSENT_KEY_SECRET") + runtime.CONSENT_KEY_SECRET_BYTES
+            used += len("CONSENT_ENDPOINT_URL") + runtime.CONSENT_ENDPOINT_URL_BYTES
         if used > budget:
             raise SettingError(
                 f"the runtime's environment variables take {used} bytes, over platform "
@@ -113,10 +117,16 @@ class AgentRuntimeStack(Stack):
                 )
             )
         variables["RUN_KEY_SECRET"] = self._run_key(role, environment)
-        if project.RUN_STORE == "s3":
-            self._bucket(role, environment)
+        bucket = self._bucket(role, environment) if project.RUN_STORE == "s3" else None
         if project.USE_MEMORY:
             variables["MEMORY_ID"] = self._memory(role, environment)
+        user_tokens = None
+        if environment.user_tokens:
+            # The session-binding endpoint and the key of the links the agent
+            # sends to it (deploy/user_tokens.py); USER_TOKEN_PROVIDERS is runtime.py's.
+            user_tokens = UserTokens(self, environment, role, pins, bucket)
+            variables["CONSENT_ENDPOINT_URL"] = user_tokens.base_url
+            variables["CONSENT_KEY_SECRET"] = user_tokens.consent_key.secret_arn
 
         cfn_runtime = agentcore.CfnRuntime(
             self,
@@ -166,6 +176,8 @@ class AgentRuntimeStack(Stack):
 
         if runtime.needs_api_key():
             self._model_key(role, environment, pins)
+        if user_tokens is not None:
+            user_tokens.bind(cfn_runtime)
 
         runtime_arn = cfn_runtime.attr_agent_runtime_arn
         live_version = self._live_endpoint(cfn_runtime, environment, pins)
@@ -181,13 +193,13 @@ class AgentRuntimeStack(Stack):
             self,
             "LogRetention",
             log_group_name=log_groups["DEFAULT"],
-            retention=_retention(environment.log_retention_days),
+            retention=retention(environment.log_retention_days),
         )
         logs.LogRetention(
             self,
             "LiveLogRetention",
             log_group_name=log_groups[runtime.LIVE_ENDPOINT],
-            retention=_retention(environment.log_retention_days),
+            retention=retention(environment.log_retention_days),
         )
 
         welt = iam.ManagedPolicy(
@@ -320,50 +332,15 @@ class AgentRuntimeStack(Stack):
     def _model_key_secret_policy(self, environment: Environment) -> None:
         """The secret `make api-key` fills may be read by the deploy's CloudFormation alone.
 
-        Like the seal key's: nobody else's GetSecretValue is let through,
-        administrators' included (they can change the policy, which
-        CloudTrail records). The one reader is CloudFormation, resolving the
-        provider's dynamic reference while it deploys, with the CDK's
-        execution role (cdk bootstrap's, which every `cdk deploy` of this
-        stack passes it). Identity reads only its own vault's copy, and the
-        runtime neither; `make api-key` writes and `make deploy` describes
-        the secret, neither reads its value. The secret is not the stack's
-        (`make api-key` made it, before the first deploy), so the policy is
-        a resource of its own: it holds from the first deploy until the
-        stack is deleted, and is removed with it.
+        Identity reads only its own vault's copy, and the runtime neither;
+        `make api-key` writes and `make deploy` describes the secret, neither
+        reads its value (deploy/stack_parts.py says who does).
         """
-        synthesizer = self.synthesizer
-        if not isinstance(synthesizer, DefaultStackSynthesizer):
-            raise SettingError(
-                "the stack must be synthesized with the CDK's default synthesizer: the model "
-                "key's secret may be read by its CloudFormation execution role alone"
-            )
-        secretsmanager.CfnResourcePolicy(
+        only_the_deploy_reads(
             self,
             "ModelApiKeySecretPolicy",
-            secret_id=environment.model_key_secret,
-            block_public_policy=True,
-            resource_policy={
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Sid": "OnlyTheDeployReadsIt",
-                        "Effect": "Deny",
-                        "Principal": {"AWS": "*"},
-                        "Action": list(permissions.MODEL_KEY_READ_ACTIONS),
-                        "Resource": "*",
-                        "Condition": {
-                            "StringNotEquals": {
-                                # The synthesizer's ARN names the partition as
-                                # ${AWS::Partition}, for CloudFormation to fill in.
-                                "aws:PrincipalArn": Fn.sub(
-                                    synthesizer.cloud_formation_execution_role_arn
-                                )
-                            }
-                        },
-                    }
-                ],
-            },
+            environment.model_key_secret,
+            permissions.MODEL_KEY_READ_ACTIONS,
         )
 
     def _arn(self, service: str, region: str, resource: str, account: str | None = None) -> str:
@@ -457,7 +434,7 @@ class AgentRuntimeStack(Stack):
         )
         return secret.secret_arn
 
-    def _bucket(self, role: iam.Role, environment: Environment) -> None:
+    def _bucket(self, role: iam.Role, environment: Environment) -> s3.Bucket:
         """The stored runs' bucket: private, encrypted, and emptied of what nobody can answer."""
         prefix = f"{project.PROJECT_NAME}/"
         bucket = s3.Bucket(
@@ -492,6 +469,7 @@ class AgentRuntimeStack(Stack):
             )
         )
         CfnOutput(self, "StateBucket", value=bucket.bucket_name)
+        return bucket
 
     def _memory(self, role: iam.Role, environment: Environment) -> str:
         """Each Slack user's memory, and the two calls the agent makes on it; returns its id."""
@@ -572,9 +550,3 @@ class AgentRuntimeStack(Stack):
                 runtime=project.RUNTIME_VERSION,
             )
         )
-
-
-def _retention(days: int) -> logs.RetentionDays:
-    """CloudWatch's period for a number of days; settings.py allows only these."""
-    periods = [period for period in logs.RetentionDays if period is not logs.RetentionDays.INFINITE]
-    return dict(zip(LOG_RETENTION_DAYS, periods, strict=True))[days]

@@ -45,9 +45,45 @@ _SLACK_USERS = 'a list of Slack users as Welt names them, such as ["slack:T0123A
 # The levels the runtime's LOG_LEVEL takes, as its settings read it.
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
+# The OAuth providers a [<env>.user_tokens.<name>] table may name as its vendor,
+# and the vendor AgentCore Identity's OAuth2 credential provider is made for:
+# those CloudFormation configures with a client id and secret alone.
+VENDORS = {
+    "atlassian": "AtlassianOauth2",
+    "github": "GithubOauth2",
+    "google": "GoogleOauth2",
+    "linkedin": "LinkedinOauth2",
+    "microsoft": "MicrosoftOauth2",
+    "salesforce": "SalesforceOauth2",
+    "slack": "SlackOauth2",
+}
+# What a user token's table takes.
+TOKEN_PROVIDER_KEYS = ("vendor", "client_id")
+# A provider's name, as a tool names it and as it ends the credential
+# provider's name in Identity, whose ARN takes letters, digits and hyphens.
+_PROVIDER_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+_CLIENT_ID = re.compile(r"\S{1,256}")
+# A Slack app's client id, which Sign in with Slack's ID tokens name as their audience.
+_SLACK_CLIENT_ID = re.compile(r"\d{1,20}\.\d{1,20}")
+
 
 class SettingError(ValueError):
     """A setting is missing or wrong; the message is the one line to show."""
+
+
+@dataclass(frozen=True)
+class TokenProvider:
+    """An OAuth app the agent's tools get a person's own token from.
+
+    Declared as [staging.user_tokens.github] (a table per environment and
+    app). name is what a tool declares (`UserToken("github", ...)`); vendor one of
+    VENDORS; client_id the app's, public. Its client secret is never a
+    setting: `make oauth-secret` stores it in Secrets Manager.
+    """
+
+    name: str
+    vendor: str
+    client_id: str
 
 
 @dataclass(frozen=True)
@@ -74,6 +110,11 @@ class Environment:
     max_tokens_per_turn: int | None = None
     # The runtime's LOG_LEVEL; None leaves the agent's default, INFO.
     log_level: str | None = None
+    # The OAuth apps whose tokens tools act with, as the person who asked
+    # (docs/deploying.md); with any, the Slack app's client id, which signs
+    # that person in at the session-binding endpoint.
+    user_tokens: tuple[TokenProvider, ...] = ()
+    slack_client_id: str | None = None
 
     @property
     def is_placeholder(self) -> bool:
@@ -102,6 +143,30 @@ class Environment:
         """
         return f"{project.AGENT_NAME}-{self.name}-model-key"
 
+    def token_provider_name(self, provider: TokenProvider) -> str:
+        """The AgentCore Identity OAuth2 credential provider the stack makes for a user token."""
+        return f"{project.AGENT_NAME}-{self.name}-{provider.name}"
+
+    def client_secret_name(self, provider: TokenProvider) -> str:
+        """The secret `make oauth-secret` puts the OAuth app's client secret in."""
+        return f"{self.stack_name}/oauth-client-secret/{provider.name}"
+
+    @property
+    def slack_client_secret_name(self) -> str:
+        """Where the Slack app's client secret is kept: made by the stack, filled by a make task."""
+        return f"{self.stack_name}/slack-client-secret"
+
+    def token_provider(self, name: str) -> TokenProvider:
+        """The user token of that name; SettingError says which the environment declares."""
+        for provider in self.user_tokens:
+            if provider.name == name:
+                return provider
+        declared = ", ".join(provider.name for provider in self.user_tokens) or "none"
+        raise SettingError(
+            f"environments.toml [{self.name}] declares no user token {name!r} (it declares "
+            f"{declared}): add a [{self.name}.user_tokens.{name}] table"
+        )
+
 
 # Keys an environment may leave out.
 TOKEN_BUDGETS = ("thread_budget_tokens", "user_daily_budget_tokens", "max_tokens_per_turn")
@@ -115,6 +180,8 @@ OPTIONAL_KEYS = (
     "budget_exempt",
     "max_tokens_per_turn",
     "log_level",
+    "user_tokens",
+    "slack_client_id",
 )
 
 
@@ -195,7 +262,76 @@ def load_environment(name: str, path: Path = SETTINGS_FILE) -> Environment:
     approvers = _slack_users(where, "approvers", table.pop("approvers", []))
     budget_exempt = _slack_users(where, "budget_exempt", table.pop("budget_exempt", []))
     _check_budgets(where, table)
-    return Environment(name=name, approvers=approvers, budget_exempt=budget_exempt, **table)
+    user_tokens = _user_tokens(path.name, name, table.pop("user_tokens", {}))
+    _check_slack_client_id(where, name, table.get("slack_client_id"), user_tokens)
+    return Environment(
+        name=name,
+        approvers=approvers,
+        budget_exempt=budget_exempt,
+        user_tokens=user_tokens,
+        **table,
+    )
+
+
+def _user_tokens(file: str, environment: str, tables: object) -> tuple[TokenProvider, ...]:
+    """Each [<env>.user_tokens.<name>] table, checked."""
+    opened = f"{file} [{environment}"
+    if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+        raise SettingError(
+            f"{opened}] user_tokens must be tables, one per provider, such as "
+            f"[{environment}.user_tokens.github] (got {tables!r})"
+        )
+    providers = []
+    for name, table in tables.items():
+        if not _PROVIDER_NAME.fullmatch(name):
+            raise SettingError(
+                f"{opened}.user_tokens] names a provider {name!r}: a name is a lowercase letter, "
+                "then up to 31 lowercase letters, digits or hyphens"
+            )
+        where = f"{opened}.user_tokens.{name}]"
+        unknown = sorted(set(table) - set(TOKEN_PROVIDER_KEYS))
+        if unknown:
+            taken = ", ".join(TOKEN_PROVIDER_KEYS)
+            raise SettingError(f"{where} has unknown keys {', '.join(unknown)}; it takes {taken}")
+        for key in TOKEN_PROVIDER_KEYS:
+            if key not in table:
+                raise SettingError(f"{where} needs {key}")
+        vendor, client_id = table["vendor"], table["client_id"]
+        _check(
+            where, "vendor", vendor, isinstance(vendor, str) and vendor in VENDORS,
+            f"one of {', '.join(VENDORS)}",
+        )  # fmt: skip
+        _check(
+            where, "client_id", client_id,
+            isinstance(client_id, str) and _CLIENT_ID.fullmatch(client_id),
+            "the OAuth app's client id, in quotes, without spaces (its secret goes in with "
+            "make oauth-secret, never here)",
+        )  # fmt: skip
+        providers.append(TokenProvider(name=name, vendor=vendor, client_id=client_id))
+    return tuple(providers)
+
+
+def _check_slack_client_id(
+    where: str, name: str, client_id: object, user_tokens: tuple[TokenProvider, ...]
+) -> None:
+    """Sign in with Slack at the consent endpoint needs the Slack app's client id, nothing else."""
+    if user_tokens and client_id is None:
+        raise SettingError(
+            f"{where} needs slack_client_id with user_tokens: the consent endpoint signs people "
+            "in with Slack, as the Slack app whose client id it is (Basic Information, App "
+            "Credentials)"
+        )
+    if client_id is not None and not user_tokens:
+        raise SettingError(
+            f"{where} slack_client_id is used only with user tokens: declare one "
+            f"([{name}.user_tokens.<name>]) or leave slack_client_id out"
+        )
+    if client_id is not None:
+        _check(
+            where, "slack_client_id", client_id,
+            isinstance(client_id, str) and _SLACK_CLIENT_ID.fullmatch(client_id),
+            "the Slack app's client id, digits, a dot and digits, in quotes",
+        )  # fmt: skip
 
 
 def _slack_users(where: str, key: str, users: object) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ CENTRE_OF = """(selector, wanted) => {
         : all.reverse().find((each) => each.textContent.trim() === wanted);
     if (!one) return null;
     one.scrollIntoView({block: "center"});
-    const box = one.getBoundingClientRect();
+    // A link that wraps is boxes on two lines, and the middle of both may be neither: the first.
+    const box = one.getClientRects()[0] || one.getBoundingClientRect();
     return [box.x + box.width / 2, box.y + box.height / 2];
 }"""
 CHOOSE = """(selector, value) => {
@@ -158,6 +160,10 @@ class Browser:
 
     def page(self, width: int = 1280, height: int = 860) -> "Page":
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        return self.attach(target, width, height)
+
+    def attach(self, target: str, width: int = 1280, height: int = 860) -> "Page":
+        """The tab of this target id (one the browser opened itself, say), to drive."""
         session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         page = Page(self, session, target)
         page.call("Page.enable")
@@ -230,6 +236,37 @@ class Page:
         self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+    def click_opening_a_tab(self, selector: str, text: str | None = None) -> "Page":
+        """Click a link that opens in a new tab (target=_blank), as a person would; that tab."""
+        opened = self.browser.listen("Target.targetCreated")
+        self.browser.call("Target.setDiscoverTargets", discover=True)
+        self.click(selector, text)
+        while True:
+            try:
+                created = opened.get(timeout=TIMEOUT)["params"]["targetInfo"]
+            except queue.Empty:
+                raise BrowserError(f"no tab opened by clicking {selector}") from None
+            if created["type"] == "page" and created.get("openerId") == self.target:
+                return self.browser.attach(created["targetId"])
+
+    def wait_across_loads(self, condition: str, timeout: float = 60.0) -> Any:
+        """wait_for, through the page's navigations: a form's post and the redirects after it.
+
+        A load throws away the document the condition was waiting in, so it
+        is asked again of the next one, until the time is up.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.wait_for(condition, max(deadline - time.monotonic(), 0.5))
+            except BrowserError:
+                if time.monotonic() >= deadline:
+                    raise
+
+    def text(self) -> str:
+        """What the page says, as a person reads it."""
+        return str(self.evaluate("document.body ? document.body.innerText : ''"))
 
     def type(self, selector: str, text: str) -> None:
         """Click into the element and type the text, as a keyboard would insert it."""

@@ -8,11 +8,14 @@ import tempfile
 from conftest import PROJECT
 
 
-def playground_process(agent_port: int) -> tuple[subprocess.Popen[str], str]:
+def playground_process(
+    agent_port: int, said: list[str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
     """The playground, for an agent on this port; returns once it serves, with its URL.
 
     With no agent answering there, it starts one in rehearsal, on a store
-    of its own, as `make playground` would.
+    and a consent key of its own, as `make playground` would. said gets
+    the lines it printed before it served.
     """
     env = {
         **os.environ,
@@ -22,6 +25,7 @@ def playground_process(agent_port: int) -> tuple[subprocess.Popen[str], str]:
         "RUN_STORE": "session-storage",
         "SESSION_STORAGE_DIR": tempfile.mkdtemp(prefix="sessions-"),
         "RUN_KEY_FILE": os.path.join(tempfile.mkdtemp(prefix="seal-"), "run.key"),
+        "CONSENT_KEY_FILE": os.path.join(tempfile.mkdtemp(prefix="consent-"), "consent.key"),
     }
     env.pop("APPROVERS", None)
     env.pop("MODEL_PROVIDER", None)
@@ -34,6 +38,8 @@ def playground_process(agent_port: int) -> tuple[subprocess.Popen[str], str]:
     )
     assert process.stdout is not None
     for line in process.stdout:
+        if said is not None:
+            said.append(line)
         if line.startswith("Playground: "):
             return process, line.removeprefix("Playground: ").strip()
     raise AssertionError(f"the playground exited ({process.wait()}) without serving")

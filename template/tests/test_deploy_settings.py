@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from synthesized import without_user_tokens
 
 from deploy import project, runtime
 from deploy.settings import ENVIRONMENTS, SETTINGS_FILE, SettingError, load_environment
@@ -312,3 +313,121 @@ def test_the_errors_deploying_md_shows_are_those_the_settings_raise(tmp_path):
 
     # The page shows a rendering without run_store=s3, whose tables also take state_bucket.
     assert shown == [line.replace(", state_bucket", "") for line in made]
+
+
+# User tokens (docs/deploying.md, "Acting as the person who asked"): GitHub declared in staging.
+GITHUB = ('vendor = "github"', 'client_id = "Ov23liAbCdEfGhIjKlMn"')
+SLACK_CLIENT_ID = 'slack_client_id = "1234567890123.1234567890123"'
+
+
+def with_user_token(
+    tmp_path: Path, table: tuple[str, ...] = GITHUB, *lines: str, name: str = "github"
+) -> Path:
+    """environments.toml with lines added to [staging], then a [staging.user_tokens.<name>]."""
+    staging, prod = without_user_tokens(SETTINGS_FILE.read_text()).split("[prod]\n")
+    edited = tmp_path / "environments.toml"
+    edited.write_text(
+        "\n".join(
+            [staging.rstrip(), *lines, "", f"[staging.user_tokens.{name}]", *table, "", "[prod]"]
+        )
+        + "\n"
+        + prod
+    )
+    return edited
+
+
+def test_a_user_token_reaches_the_runtime_as_its_identity_providers_name(tmp_path):
+    path = with_user_token(tmp_path, GITHUB, SLACK_CLIENT_ID)
+
+    staging = load_environment("staging", path)
+    variables = runtime.environment_variables(staging)
+
+    (github,) = staging.user_tokens
+    assert (github.name, github.vendor, github.client_id) == (
+        "github", "github", "Ov23liAbCdEfGhIjKlMn",
+    )  # fmt: skip
+    assert staging.slack_client_id == "1234567890123.1234567890123"
+    assert variables["USER_TOKEN_PROVIDERS"] == f"github={project.AGENT_NAME}-staging-github"
+    # Prod declares none, and gets none.
+    prod = runtime.environment_variables(load_environment("prod", path))
+    assert "USER_TOKEN_PROVIDERS" not in prod
+
+
+BAD_USER_TOKENS = {
+    "a vendor Identity has no provider for": (
+        ('vendor = "gitlab"', 'client_id = "abc"'), (SLACK_CLIENT_ID,), "github",
+        "environments.toml [staging.user_tokens.github] vendor must be one of atlassian, "
+        "github, google, linkedin, microsoft, salesforce, slack (got 'gitlab')",
+    ),
+    "no client id": (
+        ('vendor = "github"',), (SLACK_CLIENT_ID,), "github",
+        "environments.toml [staging.user_tokens.github] needs client_id",
+    ),
+    "the client secret itself, which never goes in a file": (
+        (*GITHUB, 'client_secret = "never-here"'), (SLACK_CLIENT_ID,), "github",
+        "environments.toml [staging.user_tokens.github] has unknown keys client_secret; it takes "
+        "vendor, client_id",
+    ),
+    "a client id with a space": (
+        ('vendor = "github"', 'client_id = "Ov23 li"'), (SLACK_CLIENT_ID,), "github",
+        "environments.toml [staging.user_tokens.github] client_id must be the OAuth app's "
+        "client id, in quotes, without spaces",
+    ),
+    "a name a tool cannot give": (
+        GITHUB, (SLACK_CLIENT_ID,), "GitHub_Enterprise",
+        "environments.toml [staging.user_tokens] names a provider 'GitHub_Enterprise': a name is "
+        "a lowercase letter, then up to 31 lowercase letters, digits or hyphens",
+    ),
+    "no Slack app to sign people in with": (
+        GITHUB, (), "github",
+        "environments.toml [staging] needs slack_client_id with user_tokens: ",
+    ),
+    "a Slack client id that is not one": (
+        GITHUB, ('slack_client_id = "A0123ABCD"',), "github",
+        "environments.toml [staging] slack_client_id must be the Slack app's client id, digits, "
+        "a dot and digits, in quotes (got 'A0123ABCD')",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "table, lines, name, message", BAD_USER_TOKENS.values(), ids=BAD_USER_TOKENS.keys()
+)
+def test_a_bad_user_token_is_refused_in_one_line_naming_its_key(
+    tmp_path, table, lines, name, message
+):
+    path = with_user_token(tmp_path, table, *lines, name=name)
+
+    with pytest.raises(SettingError) as refused:
+        load_environment("staging", path)
+
+    assert str(refused.value).startswith(message)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_slack_client_id_without_a_user_token_is_refused_as_unused(tmp_path):
+    text = without_user_tokens(SETTINGS_FILE.read_text())
+    path = tmp_path / "environments.toml"
+    path.write_text(text.replace("[staging]\n", f"[staging]\n{SLACK_CLIENT_ID}\n", 1))
+
+    with pytest.raises(SettingError) as refused:
+        load_environment("staging", path)
+
+    assert str(refused.value) == (
+        "environments.toml [staging] slack_client_id is used only with user tokens: declare one "
+        "([staging.user_tokens.<name>]) or leave slack_client_id out"
+    )
+
+
+def test_user_tokens_that_are_not_tables_are_refused_in_one_line(tmp_path):
+    text = without_user_tokens(SETTINGS_FILE.read_text())
+    path = tmp_path / "environments.toml"
+    path.write_text(text.replace("[staging]\n", '[staging]\nuser_tokens = "github"\n', 1))
+
+    with pytest.raises(SettingError) as refused:
+        load_environment("staging", path)
+
+    assert str(refused.value) == (
+        "environments.toml [staging] user_tokens must be tables, one per provider, such as "
+        "[staging.user_tokens.github] (got 'github')"
+    )

@@ -144,6 +144,8 @@ NOT_RUN = {
         "make bootstrap *",
         "make deploy *",
         "make api-key *",
+        "make oauth-secret *",
+        "make slack-secret *",
         "make rollback *",
         "make outputs *",
         "make logs *",

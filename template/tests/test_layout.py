@@ -23,6 +23,8 @@ ROLES = {
     "model",
     "platform",
     "yours",
+    "acting",
+    "binding",
 }
 
 

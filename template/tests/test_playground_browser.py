@@ -28,8 +28,9 @@ if BROWSER is None:
         allow_module_level=True,
     )
 
-# Where the screenshot goes: the template's docs set it; a project's own run keeps it aside.
+# Where the screenshots go: the template's docs set them; a project's own run keeps them aside.
 SCREENSHOT = os.environ.get("PLAYGROUND_SCREENSHOT")
+CONSENT_SCREENSHOT = os.environ.get("CONSENT_SCREENSHOT")
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +83,18 @@ def current_session(page: Page) -> str:
 
 def threads_listed(page: Page) -> int:
     return page.evaluate("document.querySelectorAll('#thread-list li').length")
+
+
+def signed_in_to_slack(tab: Page, name: str, then: str) -> str:
+    """On the tab a consent link opened: sign in to Slack as name; the page that says then."""
+    button = json.dumps(f"Sign in as {name}")
+    tab.wait_across_loads(
+        f"[...document.querySelectorAll('button')].some((b) => b.textContent === {button})"
+    )
+    tab.click("button", f"Sign in as {name}")
+    return tab.wait_across_loads(
+        f"document.body.innerText.includes({json.dumps(then)}) && document.body.innerText"
+    )
 
 
 def requests(page: Page) -> list[dict]:
@@ -340,3 +353,33 @@ def test_the_screenshot_is_written(page, tmp_path):
 
     assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert path.stat().st_size > 20_000
+
+
+def test_a_consent_link_finished_by_alice_alone_lets_the_tool_act_as_her_github(page, tmp_path):
+    say(page, "connect")
+    link = page.wait_for(
+        "(({href, target}) => href && {href, target})(document.querySelector('.question .text a'))"
+    )
+    shot = Path(CONSENT_SCREENSHOT) if CONSENT_SCREENSHOT else tmp_path / "consent-question.png"
+    page.screenshot(shot)
+    bobs = page.click_opening_a_tab(".question .text a")
+    refused = signed_in_to_slack(bobs, "Bob", "cannot be finished")
+    bobs.close()
+    alices = page.click_opening_a_tab(".question .text a")
+    signed_in_to_slack(alices, "Alice", "Allow as alice")
+    alices.click("button", "Allow as alice")
+    connected = alices.wait_across_loads(
+        "document.body.innerText.includes('Connected') && document.body.innerText"
+    )
+    alices.close()
+    page.click(".question .buttons button", "Done")
+
+    text = shown(page, "You are alice on GitHub")
+
+    assert link["target"] == "_blank"
+    assert "/connect?state=" in link["href"]
+    assert "Only Slack user UALICE" in refused
+    assert "signed in to Slack as Slack user UBOB" in refused
+    assert "press Done" in connected
+    assert "“Done” — answered by Alice" in text
+    assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

@@ -506,3 +506,61 @@ def test_a_shortcode_the_page_does_not_know_stays_as_typed(welt, text):
 
 def test_a_shortcode_in_code_stays_as_typed(welt):
     assert welt("markdown", "`:warning:`") == "<p><code>:warning:</code></p>"
+
+
+# Links: each opens in a tab of its own, as Slack opens one -----------------------------------
+
+# A consent link's state is base64url: _ and - in it must not read as emphasis.
+CONSENT = "http://127.0.0.1:8092/connect?state=eyJ1c2VyIjo-_a-b_.0f3a"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"<{CONSENT}|Connect GitHub as you>",  # Slack's mrkdwn
+        f"[Connect GitHub as you]({CONSENT})",  # Markdown
+    ],
+)
+def test_a_link_with_a_text_shows_the_text_and_opens_a_new_tab(welt, text):
+    html = welt("markdown", text)
+
+    assert html == (
+        f'<p><a href="{CONSENT}" target="_blank" rel="noopener">Connect GitHub as you</a></p>'
+    )
+
+
+@pytest.mark.parametrize("text", [f"<{CONSENT}>", CONSENT])
+def test_a_link_without_a_text_shows_its_url_whole(welt, text):
+    html = welt("markdown", text)
+
+    assert html == f'<p><a href="{CONSENT}" target="_blank" rel="noopener">{CONSENT}</a></p>'
+
+
+def test_a_bare_url_ends_before_the_punctuation_that_ends_its_sentence(welt):
+    html = welt("markdown", f"Open {CONSENT}, then press Done.")
+
+    assert html.startswith(f'<p>Open <a href="{CONSENT}" ')
+    assert html.endswith("</a>, then press Done.</p>")
+
+
+def test_a_link_keeps_its_query_escaped_and_whole(welt):
+    html = welt("markdown", "<https://example.com/a?b=1&c=2|both>")
+
+    assert html == (
+        '<p><a href="https://example.com/a?b=1&amp;c=2" target="_blank" rel="noopener">both</a></p>'
+    )
+
+
+def test_only_an_http_or_https_url_becomes_a_link(welt):
+    html = welt("markdown", "<javascript:alert(1)|x> [y](javascript:alert(1)) ftp://a.b/c")
+
+    assert "<a " not in html
+
+
+def test_a_quote_after_a_url_ends_it_and_stays_text(welt):
+    html = welt("markdown", '"http://a.b/"onclick="alert(1)')
+
+    assert html == (
+        '<p>&quot;<a href="http://a.b/" target="_blank" rel="noopener">http://a.b/</a>'
+        "&quot;onclick=&quot;alert(1)</p>"
+    )

@@ -10,6 +10,7 @@ from typing import Any
 
 from strands import ToolContext
 
+from .acting.user_tokens import UserToken
 from .gate.answerers import ANYONE, APPROVERS, STARTER, AnsweredBy, answer_to, users
 from .gate.audit import fingerprint
 from .gate.interrupt_names import interrupt_name
@@ -38,6 +39,7 @@ __all__ = [
     "ScriptedModel",
     "Stdio",
     "StreamableHttp",
+    "UserToken",
     "ask",
     "call",
     "call_in_pieces",

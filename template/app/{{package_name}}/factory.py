@@ -24,6 +24,7 @@ from strands.models import Model
 from .accounting.budgets import Accounting
 from .accounting.totals import totals_for
 from .accounting.usage import Prices
+from .acting.user_tokens import UserTokens
 from .agent import build_agent
 from .gate.audit import record_turned_away
 from .gate.consent import hand_consent_to_gate
@@ -105,6 +106,8 @@ def create_app(
         memory=UserMemory(settings.memory_id, aws) if settings.memory_id else None,
         api_key=api_key,
         accounting=accounting_of(settings, store),
+        # The starter's own tokens, for tools acting as them: fetched per call, never kept.
+        user_tokens=UserTokens(settings, aws),
     )
     start_tracing(settings)
 
@@ -113,6 +116,8 @@ def create_app(
     app.state.registry = served
     app.state.run_store = store.storage.describe()
     app.state.model_api_key = api_key
+    # The app's one AWS session: every call it makes to AWS, which the tests record.
+    app.state.aws = aws
     unread = audit_unread(settings)
     # Inner to the size limit, so it measures only a body of a size Welt sends.
     app.add_middleware(NestingLimit, on_refused=unread)

@@ -6,7 +6,7 @@ import * as welt from "/welt.js";
 const $ = (selector, root = document) => root.querySelector(selector);
 const SESSION = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
 const USER = "X-Amzn-Bedrock-AgentCore-Runtime-User-Id";
-const SCENES = ["gate", "restricted", "approvers", "choice", "two questions", "unmatched", "file", "draft", "fail"];
+const SCENES = ["gate", "restricted", "approvers", "choice", "two questions", "unmatched", "file", "draft", "connect", "fail"];
 
 const state = { config: null, names: {}, threads: [], current: null, answered: 0, pendingFiles: [], newThreads: 0 };
 

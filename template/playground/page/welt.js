@@ -416,6 +416,15 @@ export const EMOJI = {
 
 const emoji = (shortcode, name) => (Object.hasOwn(EMOJI, name) ? EMOJI[name] : shortcode);
 
+// A link opens in a tab of its own, as Slack opens one in the browser: the page (and the
+// question waiting on it) stays where it is. url and label arrive escaped already.
+const link = (url, label) => `<a href="${url}" target="_blank" rel="noopener">${label}</a>`;
+
+// A bare URL as Slack links it, without what ends the sentence around it. Escaped text
+// holds no < > " (they are entities, which end it), and \u0000 marks what is held.
+const BARE_URL = /https?:\/\/(?:[^\s&\u0000]|&amp;)+/g;
+const TRAILING = /[.,;:!?)\]*_~']+$/;
+
 function inline(text, names) {
   // Code spans and mentions are set aside first, so nothing after reads inside them.
   const held = [];
@@ -428,8 +437,17 @@ function inline(text, names) {
     .replace(/&lt;@([A-Z0-9]+)&gt;/g, (_, id) =>
       hold(`<span class="mention">@${escapeHtml(Object.hasOwn(names, id) ? names[id] : id)}</span>`),
     )
+    // Links are held too, so no emphasis or shortcode reads inside a URL (a consent
+    // link's state is base64url: it may hold _ and -). Slack's own <url|text> and <url>
+    // (mrkdwn, which Welt's Slack renders in a question), Markdown's [text](url), and a
+    // bare URL, which Slack links by itself.
+    .replace(/&lt;(https?:\/\/[^\s|]+?)(?:\|([^\n]+?))?&gt;/g, (_, url, label) => hold(link(url, label ?? url)))
+    .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, (_, label, url) => hold(link(url, label)))
+    .replace(BARE_URL, (found) => {
+      const url = found.replace(TRAILING, "");
+      return hold(link(url, url)) + found.slice(url.length);
+    })
     .replace(/:([a-z0-9_+-]+):/g, emoji)
-    .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, '<a href="$2" target="_blank" rel="noopener">$1</a>')
     .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
     .replace(/(^|[^\w*])\*([^*\n]+)\*(?!\w)/g, "$1<em>$2</em>")
     .replace(/(^|[^\w])_([^_\n]+)_(?!\w)/g, "$1<em>$2</em>")

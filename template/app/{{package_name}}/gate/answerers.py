@@ -131,6 +131,10 @@ class Answering:
     run: str | None = None  # the stored run an answer resumes
     answers: int = 0  # how many answers the request carries (none for a new turn)
     raised: RaisedQuestions = field(default_factory=RaisedQuestions, compare=False)
+    # AgentCore's workload access token for the sender, this request's alone:
+    # a tool acting as the starter fetches their token with it
+    # (acting/user_tokens.py). Travels with the request, never stored.
+    workload_token: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def answerer(self) -> SlackUser | None:

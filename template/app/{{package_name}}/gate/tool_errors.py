@@ -38,6 +38,14 @@ class ErrorKind(StrEnum):
         )
 
 
+class DeniedByHuman(Exception):
+    """Raised by a tool a human said no to from inside it (Cancel): the model sees approval-denied.
+
+    Not a failure worth retrying, so not a tool-error: the message says who
+    declined what, in one line, and is all the model sees of it.
+    """
+
+
 def refusal(kind: ErrorKind, message: str) -> str:
     """The text of a structured error result."""
     return json.dumps({"error": {"kind": kind.value, "message": message}})

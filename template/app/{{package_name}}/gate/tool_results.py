@@ -6,7 +6,8 @@ model request carries a toolUse nobody answered (Bedrock refuses it);
 SequentialToolExecutor lets it escape and the whole run dies. A failing
 tool's result is free text ("Error: ..."). This plugin turns both into an
 error result with a structured error (tool_errors.py), the same shape the
-gate uses for a denial.
+gate uses for a denial; a tool's own denial (DeniedByHuman: a Cancel
+pressed inside it) reads as the gate's denial does.
 """
 
 import asyncio
@@ -16,7 +17,7 @@ from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent
 from strands.plugins import Plugin, hook
 from strands.types.tools import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
-from .tool_errors import ErrorKind, error_object, error_result, refusal
+from .tool_errors import DeniedByHuman, ErrorKind, error_object, error_result, refusal
 
 
 class ToolWrapper(AgentTool):
@@ -75,6 +76,10 @@ class ToolResults(Plugin):
     def structure_failures(self, event: AfterToolCallEvent) -> None:
         result = event.result
         if result.get("status") != "error" or error_object(result) is not None:
+            return
+        if isinstance(event.exception, DeniedByHuman):
+            denied = refusal(ErrorKind.APPROVAL_DENIED, str(event.exception))
+            event.result = {**result, "content": [{"text": denied}]}
             return
         texts = [block["text"] for block in result.get("content", []) if "text" in block]
         message = " ".join(texts).removeprefix("Error: ") or "the tool failed"

@@ -5,7 +5,8 @@ Everything else a thread can meet is one word away, so that a person can
 see, with no model, what Welt will show: the gate's question on an ASK row,
 a question only the starter or the approvers may answer, a question with
 buttons of its own, a reason Welt cannot match, two questions in one stop,
-a file, and a failed reply. `call <tool>` calls any tool of the agent by
+a file, the link that connects the starter's own GitHub account, and a
+failed reply. `call <tool>` calls any tool of the agent by
 name, yours included, with the JSON typed after it as its input or, without
 any, placeholders read from its input schema: your own ASK row's question,
 seen before any model is connected.
@@ -25,7 +26,7 @@ from .scripted import Event, call, reply, use
 
 HINT = (
     "\n\nTo see one thing at a time, send one of `gate`, `restricted`, `approvers`, "
-    "`choice`, `two questions`, `unmatched`, `file`, `draft` or `fail`, "
+    "`choice`, `two questions`, `unmatched`, `file`, `draft`, `connect` or `fail`, "
     'or `call <tool>` (`call <tool> {"arg": "value"}`) to call any tool of the agent.'
 )
 
@@ -65,6 +66,11 @@ SCENES: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]] = {
         "`rehearsal_draft` drafts once, however often Strands runs it again: "
         "the draft you approve is the one published.",
         [("rehearsal_draft", {"title": "Rehearsal", "body": "The draft you saw is this one."})],
+    ),
+    "connect": (
+        "`rehearsal_github` acts on GitHub as the person who started this run, with their own "
+        "token: until they have connected GitHub, only they may answer the link's question.",
+        [("rehearsal_github", {})],
     ),
 }
 FAIL = "fail"

@@ -13,8 +13,11 @@ outside this process: each says what it would have done, and how often it
 ran for its call, so an approval can be seen to run a tool exactly once.
 """
 
+import json
 import struct
 import threading
+import urllib.error
+import urllib.request
 import uuid
 import zlib
 from collections import Counter
@@ -22,6 +25,7 @@ from collections import Counter
 from strands import ToolContext, tool
 from welt_io_strands import interrupt_reason
 
+from ..acting.user_tokens import UserToken
 from ..gate.answerers import ANYONE, APPROVERS, STARTER, answer_to
 from ..gate.audit import fingerprint
 from ..gate.interrupt_names import interrupt_name
@@ -32,6 +36,12 @@ QUESTION = interrupt_name("rehearsal-question")
 REVIEW = interrupt_name("rehearsal-review")
 CHOICE = interrupt_name("rehearsal-choice")
 UNMATCHED = interrupt_name("rehearsal-unmatched")
+
+# The GitHub token of the person who started the run: the playground's
+# stand-ins play Identity and GitHub (USER_TOKEN_API_URLS names its API).
+GITHUB = UserToken(
+    "github", scopes=("read:user",), service="GitHub", api_url="https://api.github.com"
+)
 
 # How often each call ran, by toolUseId: a resumed run that ran a tool
 # twice would show it here.
@@ -174,6 +184,27 @@ def rehearsal_file() -> dict:
     }
 
 
+@tool(context=True)
+def rehearsal_github(tool_context: ToolContext) -> str:
+    """Say who the person who started the run is on GitHub, with their own token (asked for)."""
+    token = GITHUB.of_starter(tool_context)
+    request = urllib.request.Request(
+        f"{GITHUB.api(tool_context)}/user",
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answered:
+            login = json.load(answered)["login"]
+    except urllib.error.HTTPError as refused:
+        if refused.code == 401:  # revoked or expired: consent again
+            GITHUB.refused(tool_context)
+        raise
+    return (
+        f"You are {login} on GitHub: the token of the person who started this run, "
+        "fetched for this call and kept nowhere."
+    )
+
+
 def _ask(tool_context: ToolContext, name: str, reason: dict) -> object:
     shown = fingerprint(tool_context.tool_use.get("input"))
     answer, _ = answer_to(tool_context, name, reason, ANYONE, fingerprint=shown)
@@ -208,4 +239,5 @@ ROWS = (
     Row(rehearsal_choose, ALLOW),
     Row(rehearsal_unmatched, ALLOW),
     Row(rehearsal_file, ALLOW, files_to_thread=True),
+    Row(rehearsal_github, ALLOW),  # asks for itself: only the starter may connect
 )

@@ -24,6 +24,8 @@ import asyncio
 import os
 import secrets
 import stat
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +45,24 @@ MIN_KEY_CHARACTERS = 32
 _OPEN_TO_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 
 
+@dataclass(frozen=True)
+class KeyUse:
+    """What a key seals, as its messages name it: the same classes read every key of the agent."""
+
+    name: str  # the key, as a message opens with it
+    seals: str  # what it seals, as "the key file that ..." ends
+    risk: str  # what whoever reads it could do
+    lost: str  # what a new key costs
+
+
+RUNS = KeyUse(
+    "The run store's seal key",
+    "seals stored runs",
+    "can seal a run the agent would resume",
+    "runs waiting for an answer are then lost",
+)
+
+
 class KeyFileNotPrivate(ConfigurationError):
     """The key file that seals stored runs may be read or changed by other users of this machine.
 
@@ -54,9 +74,11 @@ class KeyFileNotPrivate(ConfigurationError):
 class SealKey:
     """Where the key comes from, and the key, once read."""
 
-    def __init__(self) -> None:
+    def __init__(self, use: KeyUse = RUNS) -> None:
+        self.use = use
         self._key: bytes | None = None
         self._reading: asyncio.Lock | None = None
+        self._reading_now = threading.Lock()
 
     def describe(self) -> str:
         raise NotImplementedError
@@ -71,7 +93,18 @@ class SealKey:
             self._reading = self._reading or asyncio.Lock()
             async with self._reading:
                 if self._key is None:
-                    self._key = _long_enough(await asyncio.to_thread(self._read), self.describe())
+                    read = await asyncio.to_thread(self._read)
+                    self._key = _long_enough(read, self.describe(), self.use)
+        return self._key
+
+    def key_now(self) -> bytes:
+        """The key, read once, for code that runs in a worker thread (a tool): it blocks.
+
+        StoreUnavailable says in one line why it could not be had.
+        """
+        with self._reading_now:
+            if self._key is None:
+                self._key = _long_enough(self._read(), self.describe(), self.use)
         return self._key
 
     def _read(self) -> bytes:
@@ -81,8 +114,8 @@ class SealKey:
 class SecretKey(SealKey):
     """A Secrets Manager secret's string: deployed, the stack's, readable by the runtime alone."""
 
-    def __init__(self, secret_id: str, aws: AwsSession | None = None) -> None:
-        super().__init__()
+    def __init__(self, secret_id: str, aws: AwsSession | None = None, use: KeyUse = RUNS) -> None:
+        super().__init__(use)
         self.secret_id = secret_id
         # The app's session; the client connects on first use.
         self.aws = aws or AwsSession()
@@ -105,12 +138,12 @@ class SecretKey(SealKey):
         except Exception as failure:
             if not from_aws_client(failure):
                 raise
-            raise _unavailable(self.describe(), aws_reason(failure)[1]) from failure
+            raise _unavailable(self.describe(), aws_reason(failure)[1], self.use) from failure
         finally:
             client.close()  # read once per process: nothing is left open for the next
         text = answer.get("SecretString")
         if not isinstance(text, str):
-            raise _unavailable(self.describe(), "it holds no SecretString")
+            raise _unavailable(self.describe(), "it holds no SecretString", self.use)
         hide_in_logs(text)
         return text.encode()
 
@@ -125,16 +158,16 @@ class FileKey(SealKey):
     itself, as it cannot know who read it meanwhile: the message says what to run.
     """
 
-    def __init__(self, path: Path) -> None:
-        super().__init__()
+    def __init__(self, path: Path, use: KeyUse = RUNS) -> None:
+        super().__init__(use)
         self.path = path
         try:
             found = path.stat()
         except OSError:  # not made yet (or unreadable): the first read says which
             return
-        exposed = _open_to_others(path, found)
+        exposed = _open_to_others(path, found, use)
         if exposed:
-            raise KeyFileNotPrivate(f"The key file that seals stored runs, {path}: {exposed}")
+            raise KeyFileNotPrivate(f"The key file that {use.seals}, {path}: {exposed}")
 
     def describe(self) -> str:
         return f"key file {self.path}"
@@ -143,14 +176,15 @@ class FileKey(SealKey):
         try:
             return self._read_or_make()
         except OSError as failure:
-            raise _unavailable(self.describe(), f"{type(failure).__name__}: {failure}") from None
+            cause = f"{type(failure).__name__}: {failure}"
+            raise _unavailable(self.describe(), cause, self.use) from None
 
     def _read_private(self) -> bytes:
         """The key, from a file this process has open, so the mode checked is the file's read."""
         with self.path.open("rb") as file:
-            exposed = _open_to_others(self.path, os.fstat(file.fileno()))
+            exposed = _open_to_others(self.path, os.fstat(file.fileno()), self.use)
             if exposed:
-                raise _unavailable(self.describe(), exposed)
+                raise _unavailable(self.describe(), exposed, self.use)
             return file.read().strip()
 
     def _read_or_make(self) -> bytes:
@@ -192,28 +226,28 @@ def open_seal_key(settings: Settings, aws: AwsSession | None = None) -> SealKey:
     return FileKey(settings.run_key_file)
 
 
-def _open_to_others(path: Path, found: os.stat_result) -> str:
+def _open_to_others(path: Path, found: os.stat_result, use: KeyUse) -> str:
     """What is wrong with a key file's permissions, with the command that mends them; or ""."""
     mode = stat.S_IMODE(found.st_mode)
     if os.name != "posix" or not mode & _OPEN_TO_OTHERS:
         return ""
     return (
         f"other users of this machine may read or change it (mode {mode:04o}), and whoever "
-        f"reads it can seal a run the agent would resume: make it private with "
-        f"`chmod 600 {path}`, or delete it for a new key (runs waiting for an answer are then lost)"
+        f"reads it {use.risk}: make it private with "
+        f"`chmod 600 {path}`, or delete it for a new key ({use.lost})"
     )
 
 
-def _long_enough(key: bytes, where: str) -> bytes:
+def _long_enough(key: bytes, where: str, use: KeyUse) -> bytes:
     if len(key) < MIN_KEY_CHARACTERS:
         raise _unavailable(
-            where, f"it holds {len(key)} characters, fewer than {MIN_KEY_CHARACTERS}"
+            where, f"it holds {len(key)} characters, fewer than {MIN_KEY_CHARACTERS}", use
         )
     return key
 
 
-def _unavailable(where: str, cause: str) -> StoreUnavailable:
+def _unavailable(where: str, cause: str, use: KeyUse) -> StoreUnavailable:
     return StoreUnavailable(
-        f"The run store's seal key ({where}) could not be read: {cause}. Nothing was changed; "
+        f"{use.name} ({where}) could not be read: {cause}. Nothing was changed; "
         "try again once it can be read."
     )

@@ -26,6 +26,7 @@ from strands.models import Model
 
 from ..accounting.budgets import Accounting, Admission, OverBudget
 from ..accounting.usage import model_id_of
+from ..acting.user_tokens import USER_TOKENS, UserTokens, forget_progress
 from ..gate.answerers import ANSWERING, OTHERS_ANSWERED, STARTED_BY, Answering, forget_answers
 from ..gate.audit import record_turned_away
 from ..gate.registry import Registry
@@ -75,8 +76,10 @@ class Conversations:
         memory: UserMemory | None = None,
         api_key: IdentityApiKey | None = None,
         accounting: Accounting | None = None,
+        user_tokens: UserTokens | None = None,
     ) -> None:
         self._new_model = new_model
+        self._user_tokens = user_tokens
         self._api_key = api_key
         self._accounting = accounting
         self._memory = memory
@@ -104,7 +107,8 @@ class Conversations:
         The caller is the request's verified Slack user (platform/caller.py):
         who starts a run, or who answers it. The workload token is
         AgentCore's for this request, with which the model's key is fetched
-        from AgentCore Identity when the deployment keeps it there.
+        from AgentCore Identity when the deployment keeps it there, and a
+        tool acting as the caller fetches their token (acting/user_tokens.py).
         """
         session_id = session_id or LOCAL_SESSION
         try:
@@ -166,6 +170,7 @@ class Conversations:
                 session_id,
                 run.run if run else None,
                 answers=len(answers),
+                workload_token=workload_token,
             )
             streamed = self._stream(agent, request, session_id, run, answering, admission, key)
             async for event in streamed:
@@ -238,6 +243,7 @@ class Conversations:
         agent.load_snapshot(asks_nothing)
         new_turn(agent)
         forget_answers(agent)
+        forget_progress(agent)
         return started_by(agent, caller), key
 
     async def _resumed(
@@ -318,7 +324,9 @@ class Conversations:
         questions: dict[str, dict[str, Any]] = {}
         try:
             files_from = self._registry.files_from
-            state = {ANSWERING: answering}
+            state: dict[str, Any] = {ANSWERING: answering}
+            if self._user_tokens is not None:
+                state[USER_TOKENS] = self._user_tokens
             replies = reply_events(
                 agent, request, files_from, self._caps, state, tokens=admission.tokens
             )
